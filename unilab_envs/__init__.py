@@ -1,0 +1,41 @@
+"""UniLab robot tasks on batched MuJoCo physics, registered with Gymnasium.
+
+``import unilab_envs`` registers every task; then ``gym.make(id)`` gives one
+``gymnasium.Env`` and ``gym.make_vec(id, num_envs=N)`` a natively batched
+``gymnasium.vector.VectorEnv``. ``gym.make("unilab_envs:UniLab/Go1Joystick-v0")``
+works without a prior import.
+"""
+
+from __future__ import annotations
+
+import os
+
+from unilab_envs.threads import set_wait_policy
+
+set_wait_policy()  # before Numba or torch start a parallel region
+if "MUJOCO_GL" not in os.environ and not os.environ.get("DISPLAY"):
+    os.environ["MUJOCO_GL"] = "egl"  # headless rendering; osmesa is the software fallback
+
+import gymnasium as gym  # noqa: E402
+
+from unilab_envs.core.single_env import UniLabEnv  # noqa: E402
+from unilab_envs.core.vector_env import UniLabVectorEnv  # noqa: E402
+from unilab_envs.tasks import TASKS  # noqa: E402
+
+__all__ = ["TASKS", "UniLabEnv", "UniLabVectorEnv", "register_all"]
+
+
+def register_all() -> None:
+    """Register every task with Gymnasium (idempotent)."""
+    for env_id, (module, episode_steps) in TASKS.items():
+        if env_id in gym.registry:
+            continue
+        gym.register(
+            id=env_id,
+            entry_point=f"{module}:make_env",
+            vector_entry_point=f"{module}:make_vector_env",
+            max_episode_steps=episode_steps,
+        )
+
+
+register_all()

@@ -1,0 +1,1 @@
+"""Robot models (MJCF) and their facts, one folder per robot."""

@@ -1,0 +1,1 @@
+"""The batched core: vector env, single env, per-env RNG streams, shared kernels."""

@@ -1,0 +1,45 @@
+"""Shared Numba helpers for rigid-body math on MuJoCo quaternions ``(w, x, y, z)``."""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+
+@nb.njit(inline="always", cache=True)
+def rotate_inverse(q, v0, v1, v2):
+    """Rotate the world vector ``v`` into the frame of quaternion ``q``: ``R(q)^T v``."""
+    w, x, y, z = q[0], q[1], q[2], q[3]
+    # rows of R(q); the result is R^T v
+    r00 = 1.0 - 2.0 * (y * y + z * z)
+    r01 = 2.0 * (x * y - w * z)
+    r02 = 2.0 * (x * z + w * y)
+    r10 = 2.0 * (x * y + w * z)
+    r11 = 1.0 - 2.0 * (x * x + z * z)
+    r12 = 2.0 * (y * z - w * x)
+    r20 = 2.0 * (x * z - w * y)
+    r21 = 2.0 * (y * z + w * x)
+    r22 = 1.0 - 2.0 * (x * x + y * y)
+    return (
+        r00 * v0 + r10 * v1 + r20 * v2,
+        r01 * v0 + r11 * v1 + r21 * v2,
+        r02 * v0 + r12 * v1 + r22 * v2,
+    )
+
+
+@nb.njit(inline="always", cache=True)
+def projected_gravity(q):
+    """Unit gravity direction ``(0, 0, -1)`` seen in the body frame of ``q``."""
+    return rotate_inverse(q, 0.0, 0.0, -1.0)
+
+
+@nb.njit(inline="always", cache=True)
+def yaw_quat(yaw):
+    """Quaternion ``(w, x, y, z)`` of a rotation by ``yaw`` about world z."""
+    return np.cos(0.5 * yaw), 0.0, 0.0, np.sin(0.5 * yaw)
+
+
+@nb.njit(inline="always", cache=True)
+def exp_tracking(error_sq, sigma):
+    """Tracking reward ``exp(-error^2 / sigma)`` in (0, 1]."""
+    return np.exp(-error_sq / sigma)

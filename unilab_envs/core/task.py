@@ -1,0 +1,103 @@
+"""The task contract: what the batched core asks of one robot task.
+
+A task owns its MuJoCo model, its typed config and its Numba kernels. The core
+(:class:`~unilab_envs.core.vector_env.UniLabVectorEnv`) owns the batch, the
+output arrays, episode counters, RNG streams and autoreset. Shapes, with ``N``
+envs, ``O`` observation floats, ``P`` privileged floats, ``A`` actions and ``K``
+reward terms:
+
+================  =================  ============================================
+array             shape / dtype      meaning
+================  =================  ============================================
+actions           (N, A) float32     policy output in [-1, 1]
+obs               (N, O) float32     policy observation, SI units
+privileged_obs    (N, P) float32     critic-only observation (P may be 0)
+reward_terms      (N, K) float32     weighted contribution of each named term
+reward            (N,) float32       sum of ``reward_terms`` along K
+terminated        (N,) bool          failure (a fall); no bootstrap
+episode_step      (N,) int64         control steps since the episode started
+rng               (N,) uint64        per-env stream (see ``core.rng``)
+================  =================  ============================================
+
+The weights of the terms are ``scale * control_dt`` (as legged_gym), so the
+return is in "reward per second of good behaviour" units whatever the rate.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import Any
+
+import mujoco
+import numpy as np
+
+
+class Task(abc.ABC):
+    """One robot task over a ``mujoco.batch.Batch``; subclasses fill the hooks."""
+
+    #: observation groups: name -> slice of the observation (wrappers use them)
+    obs_groups: dict[str, slice]
+    #: names of the reward terms, in kernel order
+    reward_names: tuple[str, ...]
+    #: name of the body the tracking camera follows
+    tracking_body: str = "world"
+
+    def __init__(self, model: mujoco.MjModel, config: Any) -> None:
+        self.model = model
+        self.config = config
+
+    # --- sizes and timing -------------------------------------------------
+    @property
+    @abc.abstractmethod
+    def obs_size(self) -> int: ...
+
+    @property
+    def privileged_obs_size(self) -> int:
+        return 0
+
+    @property
+    @abc.abstractmethod
+    def action_size(self) -> int: ...
+
+    @property
+    def control_dt(self) -> float:
+        return float(self.config.control_dt)
+
+    @property
+    def frame_skip(self) -> int:
+        return int(round(self.config.control_dt / self.model.opt.timestep))
+
+    @property
+    @abc.abstractmethod
+    def reward_weights(self) -> np.ndarray:
+        """``(K,)`` float64 weights, ``scale * control_dt``, in ``reward_names`` order."""
+
+    @property
+    def reset_keyframe(self) -> int:
+        """Keyframe id the batch resets to before :meth:`reset_envs` randomizes."""
+        return 0
+
+    # --- lifecycle ---------------------------------------------------------
+    @abc.abstractmethod
+    def bind(self, batch, num_envs: int) -> None:
+        """Bind the live batch arrays and preallocate per-env task state."""
+
+    @abc.abstractmethod
+    def apply_actions(self, actions: np.ndarray) -> None:
+        """Write controls from ``(N, A)`` actions, in place (Numba)."""
+
+    @abc.abstractmethod
+    def compute(self, obs, privileged_obs, reward_terms, reward, terminated, episode_step, rng) -> None:
+        """After physics: observations, reward terms, reward, terminations (one fused pass)."""
+
+    @abc.abstractmethod
+    def reset_envs(self, ids: np.ndarray, rng: np.ndarray) -> None:
+        """Randomize the initial state of rows ``ids`` (already reset to the keyframe)."""
+
+    @abc.abstractmethod
+    def observe(self, ids: np.ndarray, obs, privileged_obs) -> None:
+        """Write the observations of rows ``ids`` (after a reset)."""
+
+    def task_info(self) -> dict[str, np.ndarray]:
+        """Extra per-env arrays for ``info`` (e.g. ``is_success``); default none."""
+        return {}

@@ -1,0 +1,8 @@
+"""Robot tasks, one file each (config dataclass, Numba kernels, entry points).
+
+``TASKS`` is the registry: Gymnasium id -> (module, episode length in control steps).
+"""
+
+TASKS: dict[str, tuple[str, int]] = {
+    "UniLab/Go1Joystick-v0": ("unilab_envs.tasks.go1_joystick", 1000),
+}

@@ -1,0 +1,64 @@
+"""Thread counts for MuJoCo, Numba and torch, decided in one place.
+
+The three pools run one after another on the step path (physics, then the Numba
+kernels, then the learner), so each gets all the cores in its phase. OpenMP
+threads that spin after a parallel region would steal the cores from the next
+phase, so ``OMP_WAIT_POLICY=PASSIVE`` is set when ``unilab_envs`` is imported,
+before Numba or torch start a parallel region (a user's own value wins).
+
+Override order: the ``num_threads=`` keyword of an env or trainer, else the
+``UNILAB_NUM_THREADS`` environment variable, else the CPUs this process may use.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+ENV_VAR = "UNILAB_NUM_THREADS"
+
+
+def set_wait_policy() -> None:
+    """Make OpenMP threads sleep, not spin, between parallel regions (idempotent)."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    os.environ.setdefault("KMP_BLOCKTIME", "0")
+
+
+def available_cpus() -> int:
+    """CPUs this process may run on (affinity-aware)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - non-Linux
+        return os.cpu_count() or 1
+
+
+def resolve_num_threads(requested: int | None = None) -> int:
+    """The thread count to use: keyword, else ``UNILAB_NUM_THREADS``, else all CPUs."""
+    if requested is None:
+        raw = os.environ.get(ENV_VAR)
+        if raw is not None and raw.strip():
+            try:
+                requested = int(raw)
+            except ValueError:
+                raise ValueError(f"{ENV_VAR}={raw!r} is not an integer; set it to a thread count such as 2") from None
+    if requested is None:
+        return available_cpus()
+    if requested < 1:
+        raise ValueError(f"num_threads must be >= 1, got {requested}")
+    return int(requested)
+
+
+def configure_threads(num_threads: int | None = None) -> int:
+    """Give Numba (and torch, if imported) ``num_threads`` threads; return the count.
+
+    MuJoCo's pool is per ``mujoco.batch.Batch`` and takes the same count from
+    the env constructor.
+    """
+    import numba
+
+    n = resolve_num_threads(num_threads)
+    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.get_num_threads() != n:
+        torch.set_num_threads(n)
+    return n
