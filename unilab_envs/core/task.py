@@ -73,6 +73,18 @@ class Task(abc.ABC):
         """``(K,)`` float64 weights, ``scale * control_dt``, in ``reward_names`` order."""
 
     @property
+    def step_stage(self) -> int:
+        """Forward stage computed after each control step (``mujoco.mjtStage``).
+
+        Derived fields (``site_xpos``, ``sensordata``...) are one substep behind
+        the state after ``Batch.step``; a task whose observation needs them
+        current returns ``mjSTAGE_POS`` (kinematics) or ``mjSTAGE_VEL`` here, at
+        the cost of that extra computation. State fields (``qpos``, ``qvel``)
+        are always current.
+        """
+        return int(mujoco.mjtStage.mjSTAGE_NONE)
+
+    @property
     def reset_keyframe(self) -> int:
         """Keyframe id the batch resets to before :meth:`reset_envs` randomizes."""
         return 0

@@ -225,7 +225,7 @@ class UniLabVectorEnv(VectorEnv):
         self.task.apply_actions(actions)
         self._diverged[:] = False
         try:
-            self.batch.step(nstep=self.frame_skip)
+            self.batch.step(nstep=self.frame_skip, stage=self.task.step_stage)
         except mujoco.batch.SimulationError as error:
             self._diverged[error.ids] = True
         self._episode_step += 1
