@@ -1,0 +1,73 @@
+"""``make_sb3_env``: task id -> batched env -> vector wrappers -> SB3 adapter -> VecNormalize."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import gymnasium as gym
+from gymnasium.vector import AutoresetMode, VectorEnv
+from stable_baselines3.common.vec_env import VecEnv, VecMonitor, VecNormalize
+
+from trainers.sb3.adapter import SB3VecEnv
+
+__all__ = ["make_batched_env", "make_sb3_env"]
+
+VectorWrapperFn = Callable[[VectorEnv], VectorEnv]
+
+
+def _register_unilab() -> None:
+    try:
+        import unilab_envs  # noqa: F401  (registers UniLab/* ids)
+    except ImportError as exc:  # pragma: no cover - unilab_envs ships with this package
+        warnings.warn(f"could not import unilab_envs ({exc}); only Gymnasium ids are available")
+
+
+def make_batched_env(task_id: str, num_envs: int, *, seed: int | None = None, **kwargs: Any) -> VectorEnv:
+    """``gym.make_vec`` for one of our natively batched tasks, or a Gymnasium
+    ``SyncVectorEnv`` in SAME_STEP mode for ids without a ``vector_entry_point``."""
+    _register_unilab()
+    spec = gym.spec(task_id)
+    if spec.vector_entry_point is not None:
+        if seed is not None:
+            kwargs.setdefault("seed", seed)
+        return gym.make_vec(task_id, num_envs=num_envs, **kwargs)
+    vector_kwargs = {"autoreset_mode": AutoresetMode.SAME_STEP}
+    return gym.make_vec(task_id, num_envs=num_envs, vectorization_mode="sync", vector_kwargs=vector_kwargs, **kwargs)
+
+
+def make_sb3_env(
+    task_id: str,
+    num_envs: int,
+    wrappers: Sequence[VectorWrapperFn] = (),
+    *,
+    seed: int | None = None,
+    normalize: bool | dict[str, Any] = False,
+    monitor: bool = False,
+    fresh_infos: bool = False,
+    **kwargs: Any,
+) -> VecEnv:
+    """An SB3 ``VecEnv`` for ``task_id`` with ``num_envs`` batched envs.
+
+    :param wrappers: vector-wrapper factories applied in order to the batched env,
+        e.g. ``[lambda e: wrappers.Sim2Real(e, profile="go1_real")]``.
+    :param seed: seeds the first ``reset()`` (env i gets ``seed + i``).
+    :param normalize: wrap in ``VecNormalize``; a dict gives its kwargs
+        (``norm_obs``, ``norm_reward``, ``gamma``, ``clip_obs``, ...).
+    :param monitor: stack SB3's ``VecMonitor`` for episode stats instead of the
+        adapter's vectorized ones (same ``info["episode"]`` either way).
+    :param kwargs: forwarded to ``gym.make_vec`` (task config, ``max_episode_steps``,
+        ``render_mode``, ...).
+    """
+    venv = make_batched_env(task_id, num_envs, seed=seed, **kwargs)
+    for wrap in wrappers:
+        venv = wrap(venv)
+    env: VecEnv = SB3VecEnv(venv, episode_stats=not monitor, fresh_infos=fresh_infos)
+    if seed is not None:
+        env.seed(seed)
+    if monitor:
+        env = VecMonitor(env)
+    if normalize:
+        env = VecNormalize(env, **(normalize if isinstance(normalize, dict) else {}))
+    return env
