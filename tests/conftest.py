@@ -1,0 +1,20 @@
+"""Shared test fixtures: the task registry and small helpers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import unilab_envs
+
+TASK_IDS = sorted(unilab_envs.TASKS)
+
+
+def random_actions(rng: np.random.Generator, num_envs: int, action_size: int) -> np.ndarray:
+    """Uniform actions in [-1, 1], float32."""
+    return rng.uniform(-1.0, 1.0, size=(num_envs, action_size)).astype(np.float32)
+
+
+@pytest.fixture(params=TASK_IDS)
+def task_id(request) -> str:
+    return request.param
