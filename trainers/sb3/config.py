@@ -1,0 +1,123 @@
+"""Typed, validated configuration for ``unilab train --algo sb3-*``.
+
+A YAML file (``--config``) and ``key=value`` overrides (dotted keys reach into the
+dict fields, values parsed as YAML) are merged over the per-algorithm defaults.
+Unknown keys are rejected; the result is a frozen dataclass and is never mutated.
+
+Example YAML::
+
+    algo_kwargs: {learning_rate: 3.0e-4, n_steps: 32}
+    env: {max_episode_steps: 500}
+    sim2real: go1_real
+    normalize_reward: false
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+__all__ = ["ALGOS", "SB3TrainConfig", "default_algo_kwargs", "load_config"]
+
+ALGOS = ("sb3-ppo", "sb3-sac", "sb3-td3")
+
+
+@dataclass(frozen=True)
+class SB3TrainConfig:
+    """:param algo_kwargs: keyword arguments of the SB3 algorithm's constructor,
+        merged over ``default_algo_kwargs``.
+    :param env: task config forwarded to ``gym.make_vec`` (e.g. ``max_episode_steps``).
+    :param sim2real: a ``wrappers.Sim2Real`` profile name, or None for the bare env.
+    :param normalize_obs / normalize_reward / clip_obs: ``VecNormalize`` settings.
+    :param action_noise: TD3/SAC Gaussian exploration noise std (0 disables; TD3 only
+        by default).
+    :param checkpoint_every: env steps between checkpoints (0: a tenth of the run).
+    :param log_interval: SB3 ``log_interval`` (rollouts for PPO, episodes for SAC/TD3).
+    """
+
+    policy: str = "MlpPolicy"
+    algo_kwargs: dict[str, Any] = field(default_factory=dict)
+    env: dict[str, Any] = field(default_factory=dict)
+    sim2real: str | None = None
+    normalize_obs: bool = True
+    normalize_reward: bool = True
+    clip_obs: float = 10.0
+    action_noise: float | None = None
+    checkpoint_every: int = 0
+    log_interval: int = 1
+
+    def __post_init__(self) -> None:
+        if self.clip_obs <= 0:
+            raise ValueError(f"clip_obs must be > 0, got {self.clip_obs}")
+        if self.checkpoint_every < 0:
+            raise ValueError(f"checkpoint_every must be >= 0, got {self.checkpoint_every}")
+        if self.action_noise is not None and self.action_noise < 0:
+            raise ValueError(f"action_noise must be >= 0, got {self.action_noise}")
+        if self.log_interval < 1:
+            raise ValueError(f"log_interval must be >= 1, got {self.log_interval}")
+        for name in ("algo_kwargs", "env"):
+            if not isinstance(getattr(self, name), dict):
+                raise TypeError(f"{name} must be a mapping, got {type(getattr(self, name)).__name__}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def default_algo_kwargs(algo: str, num_envs: int) -> dict[str, Any]:
+    """Defaults sized for many parallel envs (SB3's own are tuned for 1-8 envs)."""
+    if algo == "sb3-ppo":
+        n_steps = max(16, 2048 // num_envs)
+        batch = n_steps * num_envs
+        return {"n_steps": n_steps, "batch_size": max(64, batch // 4), "n_epochs": 5, "learning_rate": 3e-4,
+                "gamma": 0.99, "gae_lambda": 0.95, "ent_coef": 0.0, "clip_range": 0.2}
+    if algo in ("sb3-sac", "sb3-td3"):
+        return {"learning_rate": 1e-3 if algo == "sb3-td3" else 3e-4, "buffer_size": 1_000_000,
+                "batch_size": 256, "learning_starts": max(1000, 10 * num_envs), "train_freq": 1,
+                "gradient_steps": max(1, num_envs // 16), "gamma": 0.99}
+    raise ValueError(f"unknown SB3 algo {algo!r}; choose one of {ALGOS}")
+
+
+def _parse_overrides(overrides: list[str] | None) -> dict[str, Any]:
+    tree: dict[str, Any] = {}
+    for item in overrides or []:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"override {item!r} is not key=value")
+        node = tree
+        *parents, leaf = key.strip().split(".")
+        for p in parents:
+            node = node.setdefault(p, {})
+            if not isinstance(node, dict):
+                raise ValueError(f"override {item!r} conflicts with another override")
+        node[leaf] = yaml.safe_load(raw)
+    return tree
+
+
+def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in top.items():
+        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def load_config(algo: str, num_envs: int, path: str | Path | None = None,
+                overrides: list[str] | None = None) -> SB3TrainConfig:
+    """Defaults <- YAML file <- overrides, validated into an ``SB3TrainConfig``."""
+    raw: dict[str, Any] = {"algo_kwargs": default_algo_kwargs(algo, num_envs)}
+    if algo == "sb3-td3":
+        raw["action_noise"] = 0.1
+    if path is not None:
+        loaded = yaml.safe_load(Path(path).read_text()) or {}
+        if not isinstance(loaded, dict):
+            raise ValueError(f"{path}: the config must be a mapping, got {type(loaded).__name__}")
+        raw = _merge(raw, loaded)
+    raw = _merge(raw, _parse_overrides(overrides))
+    known = {f.name for f in dataclasses.fields(SB3TrainConfig)}
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise ValueError(f"unknown SB3 config keys {unknown}; known: {sorted(known)}")
+    return SB3TrainConfig(**raw)
