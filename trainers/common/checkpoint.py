@@ -1,0 +1,97 @@
+"""Checkpoint files: written atomically, read with ``torch.load(weights_only=True)``.
+
+A checkpoint is a dict of tensors and plain Python values (no pickled objects), tagged
+with ``format`` and ``version`` so a foreign or truncated file gets a clear
+:class:`CheckpointError` instead of an unpickling traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint is missing, corrupt, of another format, or does not fit this run."""
+
+
+def atomic_save(obj: Any, path: str | os.PathLike) -> Path:
+    """``torch.save`` to a temp file in the same directory, fsync, then ``os.replace``.
+
+    A crash or Ctrl-C mid-write leaves the previous file intact, never a torn one.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(obj, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return path
+
+
+def save_checkpoint(state: dict, path: str | os.PathLike, fmt: str, version: int) -> Path:
+    return atomic_save({"format": fmt, "version": version, **state}, path)
+
+
+def load_checkpoint(path: str | os.PathLike, fmt: str, version: int,
+                    required: tuple[str, ...] = (), map_location: str | torch.device = "cpu") -> dict:
+    """Load and check a checkpoint; raise :class:`CheckpointError` with the reason."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "checkpoint.pt"
+    if not path.exists():
+        raise CheckpointError(f"checkpoint {path} does not exist")
+    try:
+        ckpt = torch.load(path, map_location=map_location, weights_only=True)
+    except Exception as e:  # noqa: BLE001 - torch raises many types for a bad file
+        raise CheckpointError(
+            f"checkpoint {path} is corrupt or not a checkpoint (torch.load failed: "
+            f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})") from None
+    if not isinstance(ckpt, dict) or ckpt.get("format") != fmt:
+        got = ckpt.get("format") if isinstance(ckpt, dict) else type(ckpt).__name__
+        raise CheckpointError(f"checkpoint {path} is not a {fmt} checkpoint (format: {got!r})")
+    if ckpt.get("version") != version:
+        raise CheckpointError(f"checkpoint {path} has format version {ckpt.get('version')}, "
+                              f"this code reads version {version}")
+    missing = [k for k in required if k not in ckpt]
+    if missing:
+        raise CheckpointError(f"checkpoint {path} is incomplete: missing {', '.join(missing)}")
+    return ckpt
+
+
+def to_tensors(obj: Any) -> Any:
+    """NumPy arrays -> tensors, recursively (so env states pass ``weights_only`` loading)."""
+    if isinstance(obj, np.ndarray):
+        return torch.from_numpy(np.ascontiguousarray(obj).copy())
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, dict):
+        return {k: to_tensors(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(to_tensors(v) for v in obj)
+    return obj
+
+
+def to_numpy(obj: Any) -> Any:
+    """Inverse of :func:`to_tensors`."""
+    if isinstance(obj, torch.Tensor):
+        return obj.numpy()
+    if isinstance(obj, dict):
+        return {k: to_numpy(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(to_numpy(v) for v in obj)
+    return obj

@@ -1,0 +1,54 @@
+"""Learning-curve PNG from a run's progress CSV."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from .logging import read_csv
+
+
+def plot_learning_curve(csv_path: str | Path, png_path: str | Path, title: str = "",
+                        max_terms: int = 8) -> Path | None:
+    """Episode return (top) and the largest reward terms per step (bottom) vs env steps."""
+    import matplotlib
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    cols = read_csv(csv_path)
+    if not cols.get("step"):
+        return None
+    steps = cols["step"]
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(8, 7), sharex=True)
+    for key, label in (("episode/return", "mean episode return"),):
+        if key in cols:
+            ax1.plot(steps, cols[key], label=label, color="tab:blue")
+    if "episode/success" in cols:
+        ax1b = ax1.twinx()
+        ax1b.plot(steps, cols["episode/success"], color="tab:green", alpha=0.7, label="success rate")
+        ax1b.set_ylabel("success rate")
+        ax1b.set_ylim(-0.05, 1.05)
+    ax1.set_ylabel("return")
+    ax1.set_title(title or Path(csv_path).parent.name)
+    ax1.grid(alpha=0.3)
+    ax1.legend(loc="upper left")
+
+    def magnitude(k: str) -> float:
+        vals = [abs(v) for v in cols[k] if not math.isnan(v)]
+        return sum(vals) / len(vals) if vals else 0.0
+
+    terms = [k for k in cols if k.startswith("reward/") and k != "reward/total"]
+    terms = sorted(terms, key=magnitude, reverse=True)[:max_terms]
+    if "reward/total" in cols:
+        ax2.plot(steps, cols["reward/total"], color="black", lw=2, label="total")
+    for k in terms:
+        ax2.plot(steps, cols[k], label=k.split("/", 1)[1])
+    ax2.set_xlabel("env steps")
+    ax2.set_ylabel("reward per step")
+    ax2.grid(alpha=0.3)
+    ax2.legend(fontsize=7, ncol=2, loc="best")
+    fig.tight_layout()
+    png_path = Path(png_path)
+    fig.savefig(png_path, dpi=100)
+    plt.close(fig)
+    return png_path

@@ -1,0 +1,150 @@
+"""PPO update: clipped surrogate, clipped value loss, entropy bonus, adaptive-KL lr.
+
+The algorithm owns the actor-critic, the observation normalizers and the optimizer; it
+reads a filled :class:`~trainers.ppo.storage.RolloutStorage` and never touches an env.
+Two small methods are the hooks a data-parallel layer wraps: :meth:`PPO.gradient_step`
+(all-reduce gradients before the optimizer step) and :meth:`PPO.update_normalizers`
+(all-reduce the batch moments before merging them).
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import torch
+from torch import nn
+
+from . import losses as L
+from .config import AlgoConfig
+from .models import ActorCritic, EmpiricalNormalizer
+from .storage import Minibatch, RolloutStorage
+
+
+class PPO:
+    def __init__(self, policy: ActorCritic, obs_normalizer: EmpiricalNormalizer,
+                 critic_normalizer: EmpiricalNormalizer | None, cfg: AlgoConfig, device: torch.device):
+        self.policy, self.cfg, self.device = policy, cfg, torch.device(device)
+        self.obs_normalizer = obs_normalizer
+        self.critic_normalizer = critic_normalizer
+        self.learning_rate = cfg.learning_rate
+        self.optimizer = torch.optim.Adam(policy.parameters(), lr=cfg.learning_rate)
+        self.amp = bool(cfg.amp and self.device.type == "cuda")
+
+    # ------------------------------------------------------------------ acting
+
+    def autocast(self):
+        """bf16 autocast on CUDA when ``algo.amp`` is set; a no-op otherwise."""
+        if self.amp:
+            return torch.autocast("cuda", dtype=torch.bfloat16)
+        return contextlib.nullcontext()
+
+    def normalize(self, obs: torch.Tensor, critic_obs: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Raw -> normalized (policy obs, critic obs); the critic reads the policy obs when no privileged one."""
+        obs_n = self.obs_normalizer(obs)
+        if critic_obs is None or self.critic_normalizer is None:
+            return obs_n, obs_n
+        return obs_n, self.critic_normalizer(critic_obs)
+
+    @torch.no_grad()
+    def act(self, obs_n: torch.Tensor, critic_n: torch.Tensor, generator: torch.Generator | None):
+        """Sample actions for normalized inputs: ``(actions, means, log_probs, values)``."""
+        with self.autocast():
+            mean = self.policy.action_mean(obs_n)
+            value = self.policy.value(critic_n)
+        mean, value = mean.float(), value.float()
+        log_std = self.policy.log_std
+        noise = torch.randn(mean.shape, generator=generator, device=mean.device, dtype=mean.dtype)
+        actions = mean + noise * torch.exp(log_std)
+        return actions, mean, L.gaussian_log_prob(actions, mean, log_std), value
+
+    @torch.no_grad()
+    def value(self, critic_n: torch.Tensor) -> torch.Tensor:
+        with self.autocast():
+            return self.policy.value(critic_n).float()
+
+    # ------------------------------------------------------------------ DDP hooks
+
+    def update_normalizers(self, obs_moments: torch.Tensor, critic_moments: torch.Tensor | None) -> None:
+        """Merge one rollout's observation moments into the running statistics."""
+        self.obs_normalizer.update_from_moments(obs_moments)
+        if self.critic_normalizer is not None and critic_moments is not None:
+            self.critic_normalizer.update_from_moments(critic_moments)
+
+    def gradient_step(self, loss: torch.Tensor) -> torch.Tensor:
+        """Backward, clip the global gradient norm, optimizer step; returns the pre-clip norm."""
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        norm = nn.utils.clip_grad_norm_(self.policy.parameters(), self.cfg.max_grad_norm)
+        self.optimizer.step()
+        return norm
+
+    # ------------------------------------------------------------------ update
+
+    def set_learning_rate(self, lr: float) -> None:
+        self.learning_rate = float(lr)
+        for g in self.optimizer.param_groups:
+            g["lr"] = self.learning_rate
+
+    def update(self, storage: RolloutStorage, generator: torch.Generator | None,
+               progress: float = 0.0) -> dict[str, float]:
+        """One PPO update over ``storage``; ``progress`` in [0, 1] drives the linear schedule."""
+        cfg = self.cfg
+        if cfg.schedule == "linear":
+            self.set_learning_rate(cfg.learning_rate * max(1.0 - progress, 0.0))
+        storage.compute_returns(cfg.gamma, cfg.lam)
+        adv = storage.advantages
+        if cfg.normalize_advantages:
+            mask = storage.mask if storage.has_masked_rows else None
+            mean = L.masked_mean(adv.flatten(), None if mask is None else mask.flatten())
+            var = L.masked_mean((adv - mean).square().flatten(), None if mask is None else mask.flatten())
+            adv = (adv - mean) / (var.sqrt() + 1e-8)
+        sums = torch.zeros(6, device=self.device)
+        n = 0
+        for mb in storage.minibatches(cfg.num_minibatches, cfg.num_epochs, generator, advantages=adv):
+            sums += self.minibatch_step(mb, storage.old_log_std)
+            n += 1
+        s = (sums / max(n, 1)).tolist()
+        return {"loss/policy": s[0], "loss/value": s[1], "loss/entropy": s[2], "loss/kl": s[3],
+                "loss/clip_fraction": s[4], "loss/grad_norm": s[5], "learning_rate": self.learning_rate,
+                "policy/std": float(torch.exp(self.policy.log_std.detach()).mean())}
+
+    def minibatch_step(self, mb: Minibatch, old_log_std: torch.Tensor) -> torch.Tensor:
+        """Losses on one minibatch and one gradient step; returns detached statistics ``[6]``."""
+        cfg = self.cfg
+        with self.autocast():
+            mean = self.policy.action_mean(mb.obs)
+            values = self.policy.value(mb.critic_obs)
+        mean, values = mean.float(), values.float()
+        log_std = self.policy.log_std
+        with torch.no_grad():
+            kl = L.masked_mean(L.gaussian_kl(mb.action_means, old_log_std, mean, log_std), mb.mask)
+        if cfg.schedule == "adaptive":
+            self.set_learning_rate(L.adaptive_learning_rate(self.learning_rate, kl.item(), cfg.desired_kl))
+        log_prob = L.gaussian_log_prob(mb.actions, mean, log_std)
+        policy_loss = L.clipped_surrogate_loss(log_prob, mb.log_probs, mb.advantages, cfg.clip, mb.mask)
+        value_loss = L.clipped_value_loss(values, mb.values, mb.returns,
+                                          cfg.clip if cfg.clip_value_loss else None, mb.mask)
+        entropy = L.gaussian_entropy(log_std)
+        loss = policy_loss + cfg.value_coef * value_loss - cfg.entropy_coef * entropy
+        grad_norm = self.gradient_step(loss)
+        with torch.no_grad():
+            clip_frac = L.masked_mean(((log_prob - mb.log_probs).exp() - 1.0).abs().gt(cfg.clip).float(), mb.mask)
+            return torch.stack([policy_loss.detach(), value_loss.detach(), entropy.detach(), kl,
+                                clip_frac, grad_norm.detach().float()])
+
+    # ------------------------------------------------------------------ state
+
+    def state_dict(self) -> dict:
+        return {"policy": self.policy.state_dict(),
+                "obs_normalizer": self.obs_normalizer.state_dict(),
+                "critic_normalizer": None if self.critic_normalizer is None else self.critic_normalizer.state_dict(),
+                "optimizer": self.optimizer.state_dict(),
+                "learning_rate": self.learning_rate}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.policy.load_state_dict(state["policy"])
+        self.obs_normalizer.load_state_dict(state["obs_normalizer"])
+        if self.critic_normalizer is not None:
+            self.critic_normalizer.load_state_dict(state["critic_normalizer"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.set_learning_rate(state["learning_rate"])

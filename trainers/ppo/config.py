@@ -1,0 +1,336 @@
+"""Typed, validated, immutable PPO configuration.
+
+A run is described by one :class:`TrainConfig` (frozen dataclasses all the way down).
+It is built by layering plain dicts, later layers winning::
+
+    dataclass defaults
+      <- trainers/configs/<task>.yaml   (the task's defaults, matched by its ``task:`` key)
+      <- --config file.yaml              (the user's file)
+      <- CLI flags (--num-envs, --total-steps, --device, --seed, --out)
+      <- key=value overrides              (``algo.learning_rate=3e-4 policy.actor_hidden=[128,128]``)
+
+and validated once by :func:`from_dict`: unknown keys, wrong types and out-of-range
+values raise :class:`ConfigError` naming the offending key. YAML is read with
+``yaml.safe_load``. Configs are never mutated; use :func:`dataclasses.replace`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import math
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
+
+
+class ConfigError(ValueError):
+    """A configuration key, type or value is invalid."""
+
+
+def _check(ok: bool, msg: str) -> None:
+    if not ok:
+        raise ConfigError(msg)
+
+
+@dataclass(frozen=True)
+class PolicyConfig:
+    """Actor-critic networks (Gaussian policy with a learned, state-independent log-std)."""
+
+    actor_hidden: tuple[int, ...] = (256, 128, 64)
+    critic_hidden: tuple[int, ...] = (256, 128, 64)
+    activation: str = "elu"
+    init_std: float = 1.0
+    obs_normalization: bool = True
+    obs_clip: float = 10.0
+
+    def __post_init__(self) -> None:
+        _check(len(self.actor_hidden) > 0 and all(h > 0 for h in self.actor_hidden),
+               f"policy.actor_hidden must be a non-empty list of positive ints, got {list(self.actor_hidden)}")
+        _check(len(self.critic_hidden) > 0 and all(h > 0 for h in self.critic_hidden),
+               f"policy.critic_hidden must be a non-empty list of positive ints, got {list(self.critic_hidden)}")
+        _check(self.activation in ACTIVATIONS,
+               f"policy.activation must be one of {sorted(ACTIVATIONS)}, got {self.activation!r}")
+        _check(self.init_std > 0, f"policy.init_std must be > 0, got {self.init_std}")
+        _check(self.obs_clip > 0, f"policy.obs_clip must be > 0, got {self.obs_clip}")
+
+
+ACTIVATIONS = ("elu", "tanh", "relu", "silu")
+SCHEDULES = ("adaptive", "fixed", "linear")
+
+
+@dataclass(frozen=True)
+class AlgoConfig:
+    """PPO hyper-parameters. ``num_steps`` is the rollout length per env (T)."""
+
+    num_steps: int = 24
+    num_epochs: int = 5
+    num_minibatches: int = 4
+    learning_rate: float = 1e-3
+    schedule: str = "adaptive"
+    desired_kl: float = 0.01
+    gamma: float = 0.99
+    lam: float = 0.95
+    clip: float = 0.2
+    clip_value_loss: bool = True
+    value_coef: float = 1.0
+    entropy_coef: float = 0.0
+    max_grad_norm: float = 1.0
+    normalize_advantages: bool = True
+    amp: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("num_steps", "num_epochs", "num_minibatches"):
+            _check(getattr(self, name) >= 1, f"algo.{name} must be >= 1, got {getattr(self, name)}")
+        _check(0 < self.learning_rate < 1, f"algo.learning_rate must be in (0, 1), got {self.learning_rate}")
+        _check(self.schedule in SCHEDULES,
+               f"algo.schedule must be one of {list(SCHEDULES)}, got {self.schedule!r}")
+        _check(self.desired_kl > 0, f"algo.desired_kl must be > 0, got {self.desired_kl}")
+        _check(0 < self.gamma <= 1, f"algo.gamma must be in (0, 1], got {self.gamma}")
+        _check(0 <= self.lam <= 1, f"algo.lam must be in [0, 1], got {self.lam}")
+        _check(self.clip > 0, f"algo.clip must be > 0, got {self.clip}")
+        _check(self.value_coef >= 0, f"algo.value_coef must be >= 0, got {self.value_coef}")
+        _check(self.entropy_coef >= 0, f"algo.entropy_coef must be >= 0, got {self.entropy_coef}")
+        _check(self.max_grad_norm > 0, f"algo.max_grad_norm must be > 0, got {self.max_grad_norm}")
+
+
+@dataclass(frozen=True)
+class LogConfig:
+    """Logging, progress bar and checkpoint cadence."""
+
+    tensorboard: bool = True
+    csv: bool = True
+    progress: bool = True
+    plot: bool = True
+    save_interval: int = 50        # iterations between checkpoints
+    save_minutes: float = 10.0     # and at least this often in wall-clock time (0: off)
+    keep_every: int = 0            # also keep checkpoint_<iter>.pt every k iterations (0: off)
+
+    def __post_init__(self) -> None:
+        _check(self.save_interval >= 1, f"log.save_interval must be >= 1, got {self.save_interval}")
+        _check(self.save_minutes >= 0, f"log.save_minutes must be >= 0, got {self.save_minutes}")
+        _check(self.keep_every >= 0, f"log.keep_every must be >= 0, got {self.keep_every}")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """One training run: the task, its env, the learner and the logs."""
+
+    task: str = "Pendulum-v1"
+    num_envs: int = 16
+    total_steps: int = 1_000_000
+    seed: int = 0
+    device: str = "auto"
+    out: str | None = None
+    torch_threads: int | None = None
+    vectorization_mode: str | None = None
+    env_kwargs: dict = field(default_factory=dict)
+    algo: AlgoConfig = field(default_factory=AlgoConfig)
+    policy: PolicyConfig = field(default_factory=PolicyConfig)
+    log: LogConfig = field(default_factory=LogConfig)
+
+    def __post_init__(self) -> None:
+        _check(bool(self.task), "task must be a non-empty environment id")
+        _check(self.num_envs >= 1, f"num_envs must be >= 1, got {self.num_envs}")
+        _check(self.total_steps >= 1, f"total_steps must be >= 1, got {self.total_steps}")
+        _check(self.device == "auto" or self.device == "cpu" or self.device.startswith("cuda"),
+               f"device must be 'auto', 'cpu' or 'cuda[:i]', got {self.device!r}")
+        _check(self.torch_threads is None or self.torch_threads >= 1,
+               f"torch_threads must be >= 1, got {self.torch_threads}")
+        _check(self.vectorization_mode in (None, "sync", "async", "vector_entry_point"),
+               f"vectorization_mode must be sync, async or vector_entry_point, got {self.vectorization_mode!r}")
+        batch = self.num_envs * self.algo.num_steps
+        _check(self.algo.num_minibatches <= batch,
+               f"algo.num_minibatches ({self.algo.num_minibatches}) exceeds the rollout batch "
+               f"num_envs * algo.num_steps = {batch}")
+
+    @property
+    def out_dir(self) -> Path:
+        return Path(self.out) if self.out else Path("runs") / self.task.replace("/", "_")
+
+    @property
+    def steps_per_iteration(self) -> int:
+        return self.num_envs * self.algo.num_steps
+
+    @property
+    def num_iterations(self) -> int:
+        return max(1, math.ceil(self.total_steps / self.steps_per_iteration))
+
+
+# --------------------------------------------------------------------------- dict <-> dataclass
+
+
+def _type_name(tp: Any) -> str:
+    return getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
+
+
+def _coerce(value: Any, tp: Any, key: str) -> Any:
+    """Check ``value`` against the annotation ``tp``; return it in canonical form."""
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        args = typing.get_args(tp)
+        if value is None and type(None) in args:
+            return None
+        errors = []
+        for arg in args:
+            if arg is type(None):
+                continue
+            try:
+                return _coerce(value, arg, key)
+            except ConfigError as e:
+                errors.append(str(e))
+        raise ConfigError(errors[0] if errors else f"{key}: invalid value {value!r}")
+    if dataclasses.is_dataclass(tp):
+        if isinstance(value, tp):
+            return value
+        _check(isinstance(value, dict), f"{key} must be a mapping of its fields, got {value!r}")
+        return from_dict(tp, value, prefix=f"{key}.")
+    if origin is tuple:
+        _check(isinstance(value, (list, tuple)), f"{key} must be a list, got {value!r}")
+        (elem, _ellipsis) = typing.get_args(tp)
+        return tuple(_coerce(v, elem, f"{key}[{i}]") for i, v in enumerate(value))
+    if tp is dict or origin is dict:
+        _check(isinstance(value, dict), f"{key} must be a mapping, got {value!r}")
+        return dict(value)
+    if tp is bool:
+        _check(isinstance(value, bool), f"{key} must be true or false, got {value!r}")
+        return value
+    if tp in (int, float) and isinstance(value, str):
+        # PyYAML reads 3e-4 and 1e6 as strings (YAML 1.1): accept numeric strings
+        try:
+            value = float(value.replace("_", ""))
+        except ValueError:
+            raise ConfigError(f"{key} must be a number, got {value!r}") from None
+    if tp is int:
+        _check(isinstance(value, int) and not isinstance(value, bool)
+               or isinstance(value, float) and value.is_integer(),
+               f"{key} must be an integer, got {value!r}")
+        return int(value)
+    if tp is float:
+        _check(isinstance(value, (int, float)) and not isinstance(value, bool),
+               f"{key} must be a number, got {value!r}")
+        _check(math.isfinite(value), f"{key} must be finite, got {value!r}")
+        return float(value)
+    if tp is str:
+        _check(isinstance(value, str), f"{key} must be a string, got {value!r}")
+        return value
+    raise ConfigError(f"{key}: unsupported type {_type_name(tp)}")  # pragma: no cover
+
+
+def from_dict(cls: type, data: dict, prefix: str = "") -> Any:
+    """Build the dataclass ``cls`` from ``data``, rejecting unknown keys and bad values."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{prefix.rstrip('.') or 'config'} must be a mapping, got {data!r}")
+    hints = typing.get_type_hints(cls)
+    names = [f.name for f in dataclasses.fields(cls)]
+    for key in data:
+        if key not in names:
+            close = difflib.get_close_matches(str(key), names, n=1)
+            hint = f" Did you mean {prefix}{close[0]!r}?" if close else ""
+            raise ConfigError(f"unknown config key {prefix}{key!r}.{hint} "
+                              f"Known keys{' in ' + prefix.rstrip('.') if prefix else ''}: {', '.join(names)}")
+    kwargs = {k: _coerce(v, hints[k], f"{prefix}{k}") for k, v in data.items()}
+    try:
+        return cls(**kwargs)
+    except TypeError as e:  # pragma: no cover - guarded by the key check above
+        raise ConfigError(str(e)) from None
+
+
+def to_dict(cfg: Any) -> dict:
+    """Plain dict of builtins (lists, not tuples): YAML-, JSON- and checkpoint-safe."""
+    def plain(v: Any) -> Any:
+        if isinstance(v, (list, tuple)):
+            return [plain(x) for x in v]
+        if isinstance(v, dict):
+            return {k: plain(x) for k, x in v.items()}
+        return v
+    return plain(dataclasses.asdict(cfg))
+
+
+# --------------------------------------------------------------------------- layering
+
+
+def deep_merge(base: dict, update: dict) -> dict:
+    """Recursive dict merge; values of ``update`` win; sub-mappings merge."""
+    out = dict(base)
+    for k, v in update.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict) and k != "env_kwargs":
+            out[k] = deep_merge(out[k], v)
+        else:
+            out[k] = v
+    return out
+
+
+def read_yaml(path: str | Path) -> dict:
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise ConfigError(f"cannot read config file {path}: {e.strerror}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise ConfigError(f"config file {path} is not valid YAML: {e}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path} must hold a mapping at top level")
+    return data
+
+
+def task_defaults_file(task: str) -> Path | None:
+    """The bundled YAML whose ``task:`` key equals ``task``, if any."""
+    for path in sorted(CONFIG_DIR.glob("*.yaml")):
+        data = yaml.safe_load(path.read_text()) or {}
+        if data.get("task") == task:
+            return path
+    return None
+
+
+def parse_overrides(items: list[str] | tuple[str, ...]) -> dict:
+    """``["algo.lr=3e-4", "policy.actor_hidden=[64,64]"]`` -> nested dict (values via YAML)."""
+    out: dict = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ConfigError(f"override {item!r} must look like key=value (e.g. algo.learning_rate=3e-4)")
+        try:
+            value = yaml.safe_load(raw) if raw.strip() else None
+        except yaml.YAMLError:
+            value = raw
+        node = out
+        parts = key.split(".")
+        for p in parts[:-1]:
+            node = node.setdefault(p, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"override {item!r} conflicts with another override")
+        node[parts[-1]] = value
+    return out
+
+
+def load_config(task: str | None = None, config_file: str | Path | None = None,
+                overrides: list[str] | tuple[str, ...] = (), **flags: Any) -> TrainConfig:
+    """Layer defaults, the task's YAML, a user file, CLI flags and overrides; validate once.
+
+    ``flags`` are top-level keys given as CLI flags (``num_envs``, ``total_steps``, ``device``,
+    ``seed``, ``out``, ``torch_threads``); ``None`` values are ignored.
+    """
+    user = read_yaml(config_file) if config_file else {}
+    over = parse_overrides(list(overrides))
+    task = task or over.get("task") or user.get("task") or TrainConfig.task
+    layers: dict = {}
+    defaults = task_defaults_file(task)
+    if defaults is not None:
+        layers = deep_merge(layers, read_yaml(defaults))
+    layers = deep_merge(layers, user)
+    layers = deep_merge(layers, {k: v for k, v in flags.items() if v is not None})
+    layers = deep_merge(layers, over)
+    layers["task"] = task
+    return from_dict(TrainConfig, layers)

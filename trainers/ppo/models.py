@@ -1,0 +1,122 @@
+"""Networks: empirical observation normalizer and the Gaussian actor-critic."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from .config import PolicyConfig
+
+_ACT = {"elu": nn.ELU, "tanh": nn.Tanh, "relu": nn.ReLU, "silu": nn.SiLU}
+
+
+class EmpiricalNormalizer(nn.Module):
+    """Running mean / variance of observations (float64 moments, float32 output).
+
+    ``normalize`` is ``clip((x - mean) / sqrt(var + eps), -clip, clip)``. Statistics change
+    only through :meth:`update_from_moments` (batch count, sum, sum of squares), so a
+    distributed layer can all-reduce the moments before applying them. The state lives in
+    buffers and travels in the state dict (and so in checkpoints).
+    """
+
+    def __init__(self, dim: int, clip: float = 10.0, eps: float = 1e-8, enabled: bool = True):
+        super().__init__()
+        self.clip, self.eps, self.enabled = float(clip), float(eps), bool(enabled)
+        self.register_buffer("mean", torch.zeros(dim, dtype=torch.float64))
+        self.register_buffer("var", torch.ones(dim, dtype=torch.float64))
+        self.register_buffer("count", torch.zeros((), dtype=torch.float64))
+
+    def normalize(self, x: torch.Tensor) -> torch.Tensor:
+        if not self.enabled:
+            return x
+        mean = self.mean.to(x.dtype)
+        inv_std = torch.rsqrt(self.var + self.eps).to(x.dtype)
+        return torch.clamp((x - mean) * inv_std, -self.clip, self.clip)
+
+    forward = normalize
+
+    @staticmethod
+    def moments(x: torch.Tensor) -> torch.Tensor:
+        """``[count, sum..., sumsq...]`` (float64, ``[1 + 2D]``) of a batch ``x`` ``[B, D]``."""
+        x = x.to(torch.float64)
+        n = torch.tensor([x.shape[0]], dtype=torch.float64, device=x.device)
+        return torch.cat([n, x.sum(0), x.square().sum(0)])
+
+    @torch.no_grad()
+    def update_from_moments(self, m: torch.Tensor) -> None:
+        """Merge batch moments (see :meth:`moments`; sums of several batches add up)."""
+        if not self.enabled:
+            return
+        d = self.mean.numel()
+        n_b = m[0]
+        if n_b <= 0:
+            return
+        mean_b = m[1:1 + d] / n_b
+        var_b = (m[1 + d:] / n_b - mean_b.square()).clamp_min(0.0)
+        n = self.count
+        tot = n + n_b
+        delta = mean_b - self.mean
+        new_mean = self.mean + delta * (n_b / tot)
+        m2 = self.var * n + var_b * n_b + delta.square() * n * n_b / tot
+        self.mean.copy_(new_mean)
+        self.var.copy_(m2 / tot)
+        self.count.copy_(tot)
+
+
+def mlp(inp: int, hidden: tuple[int, ...], out: int, activation: str, out_gain: float) -> nn.Sequential:
+    layers: list[nn.Module] = []
+    dims = (inp, *hidden)
+    for a, b in zip(dims[:-1], dims[1:]):
+        lin = nn.Linear(a, b)
+        nn.init.orthogonal_(lin.weight, gain=2 ** 0.5)
+        nn.init.zeros_(lin.bias)
+        layers += [lin, _ACT[activation]()]
+    head = nn.Linear(dims[-1], out)
+    nn.init.orthogonal_(head.weight, gain=out_gain)
+    nn.init.zeros_(head.bias)
+    layers.append(head)
+    return nn.Sequential(*layers)
+
+
+class ActorCritic(nn.Module):
+    """Gaussian policy ``N(actor(obs), exp(log_std))`` and value ``critic(critic_obs)``.
+
+    Inputs are already normalized. ``critic_obs`` is the privileged observation when
+    the task offers one (asymmetric actor-critic), else the policy observation.
+    """
+
+    def __init__(self, obs_dim: int, critic_obs_dim: int, act_dim: int, cfg: PolicyConfig):
+        super().__init__()
+        self.obs_dim, self.critic_obs_dim, self.act_dim = obs_dim, critic_obs_dim, act_dim
+        self.actor = mlp(obs_dim, cfg.actor_hidden, act_dim, cfg.activation, out_gain=0.01)
+        self.critic = mlp(critic_obs_dim, cfg.critic_hidden, 1, cfg.activation, out_gain=1.0)
+        self.log_std = nn.Parameter(torch.full((act_dim,), float(torch.log(torch.tensor(cfg.init_std)))))
+
+    def action_mean(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.actor(obs)
+
+    def value(self, critic_obs: torch.Tensor) -> torch.Tensor:
+        return self.critic(critic_obs).squeeze(-1)
+
+    def sample(self, obs: torch.Tensor, generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Sample ``(actions, mean)`` ``[B, A]`` with noise from ``generator``."""
+        mean = self.actor(obs)
+        noise = torch.randn(mean.shape, generator=generator, device=mean.device, dtype=mean.dtype)
+        return mean + noise * torch.exp(self.log_std), mean
+
+
+class InferencePolicy(nn.Module):
+    """Deterministic deployed policy: raw observation -> normalized -> action mean (for ONNX)."""
+
+    def __init__(self, normalizer: EmpiricalNormalizer, actor: nn.Module):
+        super().__init__()
+        self.enabled = normalizer.enabled
+        self.clip = normalizer.clip
+        self.register_buffer("mean", normalizer.mean.detach().float().clone())
+        self.register_buffer("inv_std", torch.rsqrt(normalizer.var.detach() + normalizer.eps).float().clone())
+        self.actor = actor
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        if self.enabled:
+            obs = torch.clamp((obs - self.mean) * self.inv_std, -self.clip, self.clip)
+        return self.actor(obs)

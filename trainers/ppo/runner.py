@@ -1,0 +1,294 @@
+"""The training loop: collect -> update -> log -> checkpoint, with exact resume.
+
+Run directory (``config.out``, default ``runs/<task>``)::
+
+    config.yaml          the resolved config of this run
+    checkpoint.pt        latest checkpoint (atomic), checkpoint_<iter>.pt if log.keep_every
+    progress.csv         one row per iteration: returns, reward/<term>, losses, KL, lr, perf/*
+    tb/                  TensorBoard events (same scalars)
+    learning_curve.png   written at the end (also after Ctrl-C)
+
+Ctrl-C (or SIGTERM) asks the loop to stop at the end of the current iteration; it then
+saves a checkpoint and returns (a second Ctrl-C stops at once and saves the learner).
+A checkpoint holds the policy, normalizers, optimizer, lr, iteration, RNG state and, when
+the env offers ``get_state()`` / ``set_state()``, the env state and the collector's
+carried observation: then ``resume`` continues bit-exactly. Envs without that protocol
+are re-seeded on resume (the learner state is still restored exactly).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import signal
+import sys
+import threading
+import time
+import warnings
+from pathlib import Path
+
+import gymnasium as gym
+import torch
+import yaml
+
+from ..common.checkpoint import CheckpointError, load_checkpoint, save_checkpoint, to_numpy, to_tensors
+from ..common.logging import RunLogger
+from .algorithm import PPO
+from .collector import Collector
+from .config import TrainConfig, to_dict
+from .envs import env_dims, make_vec_env
+from .models import ActorCritic, EmpiricalNormalizer
+from .storage import RolloutStorage
+
+CKPT_FORMAT = "unilab-ppo"
+CKPT_VERSION = 1
+_REQUIRED = ("config", "dims", "algo", "iteration", "env_steps", "rng")
+
+
+def resolve_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    dev = torch.device(name)
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError(f"device {name!r} requested but CUDA is not available (use --device cpu)")
+    return dev
+
+
+@dataclasses.dataclass
+class TrainResult:
+    out_dir: Path
+    checkpoint: Path | None
+    iterations: int
+    env_steps: int
+    wall_time: float
+    interrupted: bool
+    stats: dict
+    learning_curve: Path | None = None
+
+
+def build_learner(dims, cfg: TrainConfig, device: torch.device):
+    """Policy, normalizers and PPO for the given env dims (initialized from ``cfg.seed``)."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(cfg.seed)
+        policy = ActorCritic(dims.obs, dims.privileged or dims.obs, dims.act, cfg.policy)
+    policy.to(device)
+    obs_norm = EmpiricalNormalizer(dims.obs, cfg.policy.obs_clip, enabled=cfg.policy.obs_normalization).to(device)
+    critic_norm = (EmpiricalNormalizer(dims.privileged, cfg.policy.obs_clip, enabled=cfg.policy.obs_normalization)
+                   .to(device) if dims.privileged else None)
+    return PPO(policy, obs_norm, critic_norm, cfg.algo, device)
+
+
+class Runner:
+    def __init__(self, cfg: TrainConfig, env: gym.vector.VectorEnv | None = None):
+        self.cfg = cfg
+        if cfg.torch_threads:
+            torch.set_num_threads(cfg.torch_threads)
+        self.device = resolve_device(cfg.device)
+        if cfg.algo.amp and self.device.type != "cuda":
+            warnings.warn("algo.amp (bf16 autocast) is CUDA-only; training in float32 on CPU", stacklevel=2)
+        self.owns_env = env is None
+        self.env = env if env is not None else make_vec_env(cfg.task, cfg.num_envs, cfg.env_kwargs,
+                                                           cfg.vectorization_mode)
+        if self.env.num_envs != cfg.num_envs:
+            raise ValueError(f"env has {self.env.num_envs} envs but config.num_envs is {cfg.num_envs}")
+        self.dims = env_dims(self.env)
+        self.algo = build_learner(self.dims, cfg, self.device)
+        self.generator = torch.Generator(device=self.device)
+        self.generator.manual_seed(cfg.seed)
+        self.storage = RolloutStorage(cfg.algo.num_steps, cfg.num_envs, self.dims.obs, self.dims.privileged,
+                                      self.dims.act, self.device)
+        self.collector = Collector(self.env, self.algo, self.device, self.generator,
+                                   privileged=self.dims.privileged is not None)
+        self.out_dir = cfg.out_dir
+        self.iteration = 0
+        self.env_steps = 0
+        self.wall_time_before = 0.0
+        self._stop = False
+        self._started = 0.0
+
+    # ------------------------------------------------------------------ checkpoints
+
+    def checkpoint_state(self, at_boundary: bool = True) -> dict:
+        env_state = None
+        if at_boundary and hasattr(self.env, "get_state"):
+            env_state = to_tensors(self.env.get_state())
+        return {
+            "config": to_dict(self.cfg),
+            "dims": dataclasses.asdict(self.dims),
+            "algo": self.algo.state_dict(),
+            "iteration": self.iteration,
+            "env_steps": self.env_steps,
+            "wall_time": self.wall_time_before + (time.perf_counter() - self._started if self._started else 0.0),
+            "rng": {"generator": self.generator.get_state()},
+            "env_state": env_state,
+            "collector": self.collector.state_dict() if env_state is not None else None,
+        }
+
+    def save(self, path: Path | None = None, at_boundary: bool = True) -> Path:
+        path = path or self.out_dir / "checkpoint.pt"
+        save_checkpoint(self.checkpoint_state(at_boundary), path, CKPT_FORMAT, CKPT_VERSION)
+        k = self.cfg.log.keep_every
+        if k and at_boundary and self.iteration % k == 0 and path.name == "checkpoint.pt":
+            save_checkpoint(self.checkpoint_state(at_boundary), path.with_name(f"checkpoint_{self.iteration}.pt"),
+                            CKPT_FORMAT, CKPT_VERSION)
+        return path
+
+    def load(self, path: str | Path) -> None:
+        ckpt = load_checkpoint(path, CKPT_FORMAT, CKPT_VERSION, required=_REQUIRED, map_location=self.device)
+        check_compatible(ckpt, self.dims, path)
+        if ckpt["config"].get("task") != self.cfg.task:
+            raise CheckpointError(f"checkpoint {path} was trained on task {ckpt['config'].get('task')!r}, "
+                                  f"this run is {self.cfg.task!r}")
+        try:
+            self.algo.load_state_dict(ckpt["algo"])
+        except (RuntimeError, KeyError, ValueError) as e:
+            raise CheckpointError(f"checkpoint {path} does not fit this run's networks "
+                                  f"(policy.* config changed?): {str(e).splitlines()[0]}") from None
+        self.iteration = int(ckpt["iteration"])
+        self.env_steps = int(ckpt["env_steps"])
+        self.wall_time_before = float(ckpt.get("wall_time", 0.0))
+        self.generator.set_state(ckpt["rng"]["generator"].cpu())
+        if ckpt.get("env_state") is not None and hasattr(self.env, "set_state") and ckpt.get("collector"):
+            self.env.set_state(to_numpy(ckpt["env_state"]))
+            self.collector.load_state_dict(ckpt["collector"])
+        else:
+            print(f"[unilab] resume: the env state is not in the checkpoint (the env has no get_state/set_state, "
+                  f"or the run was stopped mid-iteration); envs are re-seeded, learner state restored exactly",
+                  file=sys.stderr)
+            self.collector.reset(seed=self.cfg.seed + 7919 * self.iteration)
+
+    # ------------------------------------------------------------------ loop
+
+    def request_stop(self) -> None:
+        self._stop = True
+
+    def learn(self, resume: str | Path | None = None) -> TrainResult:
+        cfg = self.cfg
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        if resume is not None:
+            self.load(resume)
+        else:
+            self.collector.reset(seed=cfg.seed)
+            self.algo.update_normalizers(*self.collector.initial_moments())
+        (self.out_dir / "config.yaml").write_text(yaml.safe_dump(to_dict(cfg), sort_keys=False))
+        logger = RunLogger(self.out_dir, cfg.log.csv, cfg.log.tensorboard,
+                           resume_step=self.env_steps if resume is not None else None)
+        total_its = cfg.num_iterations
+        spi = cfg.steps_per_iteration
+        bar = None
+        if cfg.log.progress:
+            from tqdm.auto import tqdm
+            bar = tqdm(total=total_its * spi, initial=self.env_steps, unit="step", unit_scale=True,
+                       dynamic_ncols=True, desc=cfg.task, smoothing=0.1)
+        restore = _install_stop_handlers(self)
+        self._started = time.perf_counter()
+        last_save = time.perf_counter()
+        stats: dict = {}
+        interrupted = False
+        ckpt_path: Path | None = None
+        try:
+            while self.iteration < total_its and not self._stop:
+                t0 = time.perf_counter()
+                stats = self.collector.collect(self.storage)
+                t1 = time.perf_counter()
+                stats.update(self.algo.update(self.storage, self.generator, progress=self.iteration / total_its))
+                t2 = time.perf_counter()
+                self.iteration += 1
+                self.env_steps += spi
+                stats.update({"perf/steps_per_s": spi / (t2 - t0), "perf/collect_steps_per_s": spi / (t1 - t0),
+                              "perf/collect_s": t1 - t0, "perf/update_s": t2 - t1,
+                              "perf/wall_s": self.wall_time_before + t2 - self._started})
+                logger.log(self.env_steps, self.iteration, stats)
+                if bar is not None:
+                    bar.update(spi)
+                    bar.set_postfix_str(_postfix(stats), refresh=False)
+                elif self.iteration % max(1, total_its // 20) == 0 or self.iteration == total_its:
+                    print(f"[{cfg.task}] it {self.iteration}/{total_its} steps {self.env_steps} {_postfix(stats)}",
+                          flush=True)
+                due = (self.iteration % cfg.log.save_interval == 0
+                       or cfg.log.save_minutes and time.perf_counter() - last_save > 60 * cfg.log.save_minutes)
+                if due and self.iteration < total_its:
+                    self.save()
+                    last_save = time.perf_counter()
+            ckpt_path = self.save()
+            interrupted = self._stop
+        except KeyboardInterrupt:
+            interrupted = True
+            ckpt_path = self.save(at_boundary=False)
+        finally:
+            restore()
+            if bar is not None:
+                bar.close()
+            logger.close()
+        if interrupted:
+            print(f"[unilab] stopped at iteration {self.iteration} ({self.env_steps} steps); checkpoint saved to "
+                  f"{ckpt_path}. Resume with: unilab train --resume {ckpt_path}", file=sys.stderr)
+        curve = None
+        if cfg.log.plot and cfg.log.csv and logger.csv_path.exists():
+            from ..common.plotting import plot_learning_curve
+            curve = plot_learning_curve(logger.csv_path, self.out_dir / "learning_curve.png", title=cfg.task)
+        return TrainResult(self.out_dir, ckpt_path, self.iteration, self.env_steps,
+                           self.wall_time_before + time.perf_counter() - self._started, interrupted, stats, curve)
+
+    def close(self) -> None:
+        if self.owns_env:
+            self.env.close()
+
+
+def check_compatible(ckpt: dict, dims, path) -> None:
+    got = ckpt["dims"]
+    want = dataclasses.asdict(dims)
+    if got != want:
+        diff = ", ".join(f"{k}: checkpoint {got.get(k)} vs env {want[k]}" for k in want if got.get(k) != want[k])
+        raise CheckpointError(f"checkpoint {path} does not match this env ({diff})")
+
+
+def _postfix(s: dict) -> str:
+    parts = [f"ret={s.get('episode/return', float('nan')):.3g}", f"len={s.get('episode/length', float('nan')):.0f}"]
+    if "episode/success" in s:
+        parts.append(f"succ={s['episode/success']:.0%}")
+    total = s.get("perf/collect_s", 0.0) + s.get("perf/update_s", 0.0)
+    parts.append(f"sps={s.get('perf/steps_per_s', 0.0):.0f}")
+    if total > 0:
+        parts.append(f"upd={s.get('perf/update_s', 0.0) / total:.0%}")
+    return " ".join(parts)
+
+
+def _install_stop_handlers(runner: Runner):
+    """First Ctrl-C / SIGTERM: stop after this iteration; second Ctrl-C: KeyboardInterrupt now."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+
+    def handler(signum, frame):
+        if runner._stop and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        runner.request_stop()
+        print(f"\n[unilab] {signal.Signals(signum).name}: finishing iteration {runner.iteration + 1}, then saving "
+              f"(Ctrl-C again to stop now)", file=sys.stderr, flush=True)
+
+    for s in previous:
+        signal.signal(s, handler)
+
+    def restore():
+        for s, h in previous.items():
+            signal.signal(s, h)
+    return restore
+
+
+def train(config: TrainConfig | dict | str | Path, env: gym.vector.VectorEnv | None = None,
+          resume: str | Path | None = None) -> TrainResult:
+    """Train PPO from Python: ``trainers.ppo.train(load_config("UniLab/Go1Joystick-v0"))``.
+
+    ``config``: a :class:`TrainConfig`, a dict of its fields, or a YAML path. ``env``: any
+    Gymnasium ``VectorEnv`` (closed by the caller); by default one is made from ``config.task``.
+    """
+    from .config import from_dict, load_config
+    if isinstance(config, (str, Path)):
+        config = load_config(config_file=config)
+    elif isinstance(config, dict):
+        config = from_dict(TrainConfig, config)
+    runner = Runner(config, env)
+    try:
+        return runner.learn(resume=resume)
+    finally:
+        runner.close()

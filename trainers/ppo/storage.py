@@ -1,0 +1,102 @@
+"""Rollout storage, preallocated once on the learner device.
+
+All tensors are ``[T, N, ...]`` (T = rollout length, N = envs), row ``t`` holding the
+transition ``(s_t, a_t) -> r_t`` and its flags:
+
+=================  ===============  ==============================================
+obs                [T, N, O] f32    normalized policy observations
+critic_obs         [T, N, P] f32    normalized privileged observations (or None: the
+                                    critic reads ``obs``)
+actions            [T, N, A] f32    unclipped Gaussian samples
+action_means       [T, N, A] f32    policy means (for the KL of the adaptive lr)
+log_probs          [T, N]    f32    log pi_old(a_t | s_t)
+values             [T, N]    f32    V_old(s_t)
+rewards            [T, N]    f32
+terminated         [T, N]    bool   true episode end: no bootstrap
+truncated          [T, N]    bool   time limit: bootstrap from ``final_values``
+final_values       [T, N]    f32    V(true final observation), read on truncated rows
+mask               [T, N]    f32    1 for real transitions, 0 for NEXT_STEP reset steps
+last_values        [N]       f32    V(s_T), bootstrap of the unfinished tail
+advantages/returns [T, N]    f32    filled by :meth:`compute_returns`
+=================  ===============  ==============================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from .gae import compute_gae
+
+
+@dataclass
+class Minibatch:
+    obs: torch.Tensor
+    critic_obs: torch.Tensor
+    actions: torch.Tensor
+    action_means: torch.Tensor
+    log_probs: torch.Tensor
+    values: torch.Tensor
+    returns: torch.Tensor
+    advantages: torch.Tensor
+    mask: torch.Tensor | None
+
+
+class RolloutStorage:
+    def __init__(self, num_steps: int, num_envs: int, obs_dim: int, critic_obs_dim: int | None,
+                 act_dim: int, device: torch.device | str):
+        T, N = num_steps, num_envs
+        self.num_steps, self.num_envs, self.device = T, N, torch.device(device)
+        f32 = dict(dtype=torch.float32, device=self.device)
+        self.obs = torch.zeros(T, N, obs_dim, **f32)
+        self.critic_obs = torch.zeros(T, N, critic_obs_dim, **f32) if critic_obs_dim else None
+        self.actions = torch.zeros(T, N, act_dim, **f32)
+        self.action_means = torch.zeros(T, N, act_dim, **f32)
+        self.log_probs = torch.zeros(T, N, **f32)
+        self.values = torch.zeros(T, N, **f32)
+        self.rewards = torch.zeros(T, N, **f32)
+        self.terminated = torch.zeros(T, N, dtype=torch.bool, device=self.device)
+        self.truncated = torch.zeros(T, N, dtype=torch.bool, device=self.device)
+        self.final_values = torch.zeros(T, N, **f32)
+        self.mask = torch.ones(T, N, **f32)
+        self.last_values = torch.zeros(N, **f32)
+        self.advantages = torch.zeros(T, N, **f32)
+        self.returns = torch.zeros(T, N, **f32)
+        self.old_log_std = torch.zeros(act_dim, **f32)
+        self.has_masked_rows = False
+
+    @property
+    def batch_size(self) -> int:
+        return self.num_steps * self.num_envs
+
+    def compute_returns(self, gamma: float, lam: float) -> None:
+        adv, ret = compute_gae(self.rewards, self.values, self.terminated, self.truncated,
+                               self.final_values, self.last_values, gamma, lam)
+        self.advantages.copy_(adv)
+        self.returns.copy_(ret)
+
+    def minibatches(self, num_minibatches: int, num_epochs: int, generator: torch.Generator | None,
+                    advantages: torch.Tensor | None = None):
+        """Yield ``num_epochs * num_minibatches`` :class:`Minibatch` es of shuffled rows.
+
+        Each epoch is one permutation of the ``T * N`` rows cut into equal minibatches
+        (a remainder of fewer than ``num_minibatches`` rows is left out of that epoch).
+        ``advantages`` overrides the stored ones (e.g. normalized).
+        """
+        B = self.batch_size
+        size = B // num_minibatches
+        flat = lambda x: x.reshape(B, *x.shape[2:])  # noqa: E731
+        obs, acts, means = flat(self.obs), flat(self.actions), flat(self.action_means)
+        cobs = flat(self.critic_obs) if self.critic_obs is not None else obs
+        logp, vals, rets = flat(self.log_probs), flat(self.values), flat(self.returns)
+        adv = flat(self.advantages if advantages is None else advantages)
+        mask = flat(self.mask) if self.has_masked_rows else None
+        for _ in range(num_epochs):
+            perm = torch.randperm(B, generator=generator, device=self.device)
+            for i in range(num_minibatches):
+                idx = perm[i * size:(i + 1) * size]
+                mb_obs = obs[idx]
+                yield Minibatch(mb_obs, mb_obs if cobs is obs else cobs[idx], acts[idx], means[idx],
+                                logp[idx], vals[idx], rets[idx], adv[idx],
+                                mask[idx] if mask is not None else None)
