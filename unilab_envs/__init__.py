@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import os
 
-from unilab_envs.threads import set_wait_policy
+from unilab_envs.threads import set_thread_policies
 
-set_wait_policy()  # before Numba or torch start a parallel region
+set_thread_policies()  # before Numba or torch start a parallel region
 if "MUJOCO_GL" not in os.environ and not os.environ.get("DISPLAY"):
     os.environ["MUJOCO_GL"] = "egl"  # headless rendering; osmesa is the software fallback
 

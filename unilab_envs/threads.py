@@ -6,6 +6,12 @@ threads that spin after a parallel region would steal the cores from the next
 phase, so ``OMP_WAIT_POLICY=PASSIVE`` is set when ``unilab_envs`` is imported,
 before Numba or torch start a parallel region (a user's own value wins).
 
+Numba's threading layer defaults to ``forksafe`` (TBB when installed, else
+Numba's own workqueue): GNU OpenMP aborts a process that forks after using it,
+which would kill ``AsyncVectorEnv``, SB3's ``SubprocVecEnv`` and DataLoader
+workers. The workqueue measured as fast as OpenMP on our kernels (Go1 fused
+kernel at N=1024: 0.26 ms vs 0.30 ms on 2 cores).
+
 Override order: the ``num_threads=`` keyword of an env or trainer, else the
 ``UNILAB_NUM_THREADS`` environment variable, else the CPUs this process may use.
 """
@@ -18,10 +24,14 @@ import sys
 ENV_VAR = "UNILAB_NUM_THREADS"
 
 
-def set_wait_policy() -> None:
-    """Make OpenMP threads sleep, not spin, between parallel regions (idempotent)."""
+def set_thread_policies() -> None:
+    """Passive OpenMP waits and a fork-safe Numba layer, unless the user chose (idempotent)."""
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     os.environ.setdefault("KMP_BLOCKTIME", "0")
+    layer = os.environ.setdefault("NUMBA_THREADING_LAYER", "forksafe")
+    numba = sys.modules.get("numba")
+    if numba is not None:  # imported before us: its config was read already
+        numba.config.THREADING_LAYER = layer
 
 
 def available_cpus() -> int:

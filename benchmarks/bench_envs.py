@@ -1,0 +1,109 @@
+"""Env throughput vs the ``mujoco.batch`` floor, side by side in one process.
+
+For every registered task and each N: steps/s of our vector env (zero-cost
+policy: a fixed random action batch), of the same model stepped by
+``mujoco.batch.Batch`` alone (same N, threads and substeps: the floor), their
+ratio (budget >= 0.90), and Gymnasium's ``SyncVectorEnv`` / ``AsyncVectorEnv``
+over our single env. Ours and the floor alternate in rounds, the floor starting each round from
+a copy of our batch's states (contacts drive the physics cost), and the
+median ratio is reported, since these machines are shared and noisy.
+
+    python benchmarks/bench_envs.py [--num-envs 256 1024] [--tasks ...] [--threads 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import gymnasium as gym
+import mujoco
+import mujoco.batch
+import numpy as np
+
+import unilab_envs
+from unilab_envs.threads import resolve_num_threads
+
+
+def _time(fn, steps: int) -> float:
+    start = time.perf_counter()
+    for _ in range(steps):
+        fn()
+    return time.perf_counter() - start
+
+
+def bench_ours_vs_floor(task_id: str, num_envs: int, threads: int, steps: int, rounds: int) -> dict:
+    env = gym.make_vec(task_id, num_envs=num_envs, num_threads=threads, copy=False)
+    env.reset(seed=0)
+    actions = np.random.default_rng(0).uniform(-1, 1, (num_envs,) + env.single_action_space.shape).astype(np.float32) * 0.3
+    floor = mujoco.batch.Batch(env.model, num_envs, nthread=threads)
+    frame_skip = env.frame_skip
+
+    def ours():
+        env.step(actions)
+
+    def bare():
+        floor.step(nstep=frame_skip)
+
+    ours(), bare()  # warm up (Numba, caches)
+    ratios, ours_sps, floor_sps = [], [], []
+    for _ in range(rounds):
+        floor.state[:] = env.batch.state  # same physical states (contacts cost), same controls
+        t_ours = _time(ours, steps)
+        t_floor = _time(bare, steps)
+        ratios.append(t_floor / t_ours)
+        ours_sps.append(num_envs * steps / t_ours)
+        floor_sps.append(num_envs * steps / t_floor)
+    env.close()
+    return {
+        "ours": statistics.median(ours_sps),
+        "floor": statistics.median(floor_sps),
+        "ratio": statistics.median(ratios),
+    }
+
+
+def bench_gymnasium_vector(task_id: str, num_envs: int, mode: str, steps: int) -> float:
+    env = gym.make_vec(task_id, num_envs=num_envs, vectorization_mode=mode, vector_kwargs={})
+    env.reset(seed=0)
+    actions = np.zeros((num_envs,) + env.single_action_space.shape, np.float32)
+    env.step(actions)
+    elapsed = _time(lambda: env.step(actions), steps)
+    env.close()
+    return num_envs * steps / elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--num-envs", type=int, nargs="+", default=[256, 1024])
+    parser.add_argument("--tasks", nargs="+", default=sorted(unilab_envs.TASKS))
+    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--async-envs", type=int, default=16, help="AsyncVectorEnv starts one process per env: cap N")
+    parser.add_argument("--skip-gymnasium", action="store_true")
+    args = parser.parse_args()
+    threads = resolve_num_threads(args.threads)
+
+    print(f"threads={threads}  steps/round={args.steps}  rounds={args.rounds}  (env steps/s; ratio = ours / floor, median)")
+    header = f"{'task':<24} {'N':>5} {'ours':>10} {'floor':>10} {'ratio':>6} {'Sync':>9} {'Async':>14} {'ours/Sync':>9}"
+    print(header)
+    print("-" * len(header))
+    for task_id in args.tasks:
+        for n in args.num_envs:
+            row = bench_ours_vs_floor(task_id, n, threads, args.steps, args.rounds)
+            sync = async_ = float("nan")
+            async_n = min(n, args.async_envs)
+            if not args.skip_gymnasium:
+                sync = bench_gymnasium_vector(task_id, n, "sync", max(2, args.steps // 4))
+                async_ = bench_gymnasium_vector(task_id, async_n, "async", max(2, args.steps // 2))
+            name = task_id.split("/")[-1]
+            print(
+                f"{name:<24} {n:>5} {row['ours']:>10.0f} {row['floor']:>10.0f} {row['ratio']:>6.2f} "
+                f"{sync:>9.0f} {async_:>8.0f} (N={async_n:<2}) {row['ours'] / sync:>8.1f}x",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()
