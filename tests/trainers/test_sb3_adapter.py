@@ -212,3 +212,14 @@ def test_vecenv_api_on_sync_vector_env():
     assert env.env_is_wrapped(gym.wrappers.TimeLimit) == [True] * N
     with pytest.raises(TypeError, match="VectorEnv"):
         SB3VecEnv(gym.make("Pendulum-v1"))
+
+
+def test_next_step_env_without_reset_mask_is_refused():
+    """Gymnasium's native CartPoleVectorEnv ignores reset_mask (it would reset every row)."""
+    from trainers.sb3.env import make_sb3_env
+
+    native = gym.make_vec("CartPole-v1", num_envs=N, vectorization_mode="vector_entry_point")
+    with pytest.raises(ValueError, match="reset_mask"):
+        SB3VecEnv(native)
+    env = make_sb3_env("CartPole-v1", N, seed=0)  # falls back to a SAME_STEP SyncVectorEnv
+    assert isinstance(env.venv.unwrapped, SyncVectorEnv) and env.autoreset_mode == AutoresetMode.SAME_STEP

@@ -49,7 +49,11 @@ Autoreset modes
   ``terminal_observation``, the reset rows replace them in ``obs``, and the env's
   pending autoreset is cleared, so the next step steps every row with SB3's action.
   No transition is dropped, duplicated or given a reward of 0. Envs in these modes
-  must therefore support ``reset_mask`` (Gymnasium >= 1.1 Sync/Async vector envs do).
+  must therefore support ``reset_mask``: Gymnasium's Sync/Async vector envs and ours
+  do; an env that silently ignored it would reset every row, so any other NEXT_STEP
+  env is refused unless you vouch for it with ``reset_mask_ok=True`` (Gymnasium's
+  native ``CartPoleVectorEnv``, for one, ignores it; ``make_sb3_env`` then falls back
+  to a SAME_STEP ``SyncVectorEnv``).
 
 Reward terms
 ------------
@@ -78,7 +82,7 @@ from stable_baselines3.common.vec_env.base_vec_env import (
     tile_images,
 )
 
-__all__ = ["EMPTY_INFO", "SB3VecEnv"]
+__all__ = ["EMPTY_INFO", "SB3VecEnv", "supports_reset_mask"]
 
 
 class _ReadOnlyInfo(dict):
@@ -106,6 +110,15 @@ def _autoreset_mode(venv: VectorEnv) -> AutoresetMode:
     return mode if isinstance(mode, AutoresetMode) else AutoresetMode(mode)
 
 
+def supports_reset_mask(venv: VectorEnv) -> bool:
+    """Whether ``venv`` is known to honour ``reset(options={"reset_mask": m})``."""
+    from gymnasium.vector import AsyncVectorEnv, SyncVectorEnv
+
+    base = venv.unwrapped
+    return isinstance(base, (SyncVectorEnv, AsyncVectorEnv)) or bool(getattr(base, "supports_reset_mask", False)) \
+        or type(base).__module__.startswith("unilab_envs.")
+
+
 def _layers(venv: VectorEnv) -> list[Any]:
     """The vector wrapper chain, outermost first, ending at the unwrapped env."""
     chain, env = [], venv
@@ -128,9 +141,12 @@ class SB3VecEnv(VecEnv):
         reports ``True`` then. Turn off when stacking ``VecMonitor`` yourself.
     :param fresh_infos: give every row its own empty info dict instead of the shared
         read-only one (for third-party code that writes into every info dict).
+    :param reset_mask_ok: vouch that a NEXT_STEP/DISABLED env not known to this module
+        honours ``reset(options={"reset_mask": m})``.
     """
 
-    def __init__(self, venv: VectorEnv, *, episode_stats: bool = True, fresh_infos: bool = False):
+    def __init__(self, venv: VectorEnv, *, episode_stats: bool = True, fresh_infos: bool = False,
+                 reset_mask_ok: bool = False):
         if not isinstance(venv, VectorEnv):
             raise TypeError(f"SB3VecEnv wraps a gymnasium.vector.VectorEnv, got {type(venv).__name__}")
         obs_space, act_space = venv.single_observation_space, venv.single_action_space
@@ -139,6 +155,13 @@ class SB3VecEnv(VecEnv):
                 raise TypeError(f"SB3VecEnv supports Box/Discrete spaces, the {name} space is {space}")
         self.venv = venv
         self.autoreset_mode = _autoreset_mode(venv)
+        if self.autoreset_mode != AutoresetMode.SAME_STEP and not (reset_mask_ok or supports_reset_mask(venv)):
+            raise ValueError(
+                f"{type(venv.unwrapped).__name__} autoresets in {self.autoreset_mode.value} mode and is not known to "
+                "support reset(options={'reset_mask': ...}), which SB3VecEnv needs to give SB3 same-step resets. "
+                "Use a SAME_STEP env (e.g. gym.make_vec(id, n, vectorization_mode='sync', "
+                "vector_kwargs={'autoreset_mode': AutoresetMode.SAME_STEP})), or pass reset_mask_ok=True."
+            )
         self.episode_stats = episode_stats
         self.fresh_infos = fresh_infos
         super().__init__(venv.num_envs, obs_space, act_space)

@@ -15,6 +15,7 @@ Example YAML::
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,21 @@ import yaml
 __all__ = ["ALGOS", "SB3TrainConfig", "default_algo_kwargs", "load_config"]
 
 ALGOS = ("sb3-ppo", "sb3-sac", "sb3-td3")
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that also reads ``1e-3`` as a float (YAML 1.1 wants ``1.0e-3``)."""
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)$"),
+    list("-+0123456789"),
+)
+
+
+def _yaml(text: str) -> Any:
+    return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
 
 
 @dataclass(frozen=True)
@@ -93,7 +109,7 @@ def _parse_overrides(overrides: list[str] | None) -> dict[str, Any]:
             node = node.setdefault(p, {})
             if not isinstance(node, dict):
                 raise ValueError(f"override {item!r} conflicts with another override")
-        node[leaf] = yaml.safe_load(raw)
+        node[leaf] = _yaml(raw)
     return tree
 
 
@@ -111,7 +127,7 @@ def load_config(algo: str, num_envs: int, path: str | Path | None = None,
     if algo == "sb3-td3":
         raw["action_noise"] = 0.1
     if path is not None:
-        loaded = yaml.safe_load(Path(path).read_text()) or {}
+        loaded = _yaml(Path(path).read_text()) or {}
         if not isinstance(loaded, dict):
             raise ValueError(f"{path}: the config must be a mapping, got {type(loaded).__name__}")
         raw = _merge(raw, loaded)

@@ -10,7 +10,7 @@ import gymnasium as gym
 from gymnasium.vector import AutoresetMode, VectorEnv
 from stable_baselines3.common.vec_env import VecEnv, VecMonitor, VecNormalize
 
-from trainers.sb3.adapter import SB3VecEnv
+from trainers.sb3.adapter import SB3VecEnv, supports_reset_mask
 
 __all__ = ["make_batched_env", "make_sb3_env"]
 
@@ -24,15 +24,18 @@ def _register_unilab() -> None:
         warnings.warn(f"could not import unilab_envs ({exc}); only Gymnasium ids are available")
 
 
-def make_batched_env(task_id: str, num_envs: int, *, seed: int | None = None, **kwargs: Any) -> VectorEnv:
-    """``gym.make_vec`` for one of our natively batched tasks, or a Gymnasium
-    ``SyncVectorEnv`` in SAME_STEP mode for ids without a ``vector_entry_point``."""
+def make_batched_env(task_id: str, num_envs: int, **kwargs: Any) -> VectorEnv:
+    """``gym.make_vec`` for a natively batched task (its ``vector_entry_point``) when the
+    adapter can use it (SAME_STEP, or NEXT_STEP with ``reset_mask``), else Gymnasium's
+    ``SyncVectorEnv`` in SAME_STEP mode over the single env."""
     _register_unilab()
     spec = gym.spec(task_id)
     if spec.vector_entry_point is not None:
-        if seed is not None:
-            kwargs.setdefault("seed", seed)
-        return gym.make_vec(task_id, num_envs=num_envs, **kwargs)
+        venv = gym.make_vec(task_id, num_envs=num_envs, **kwargs)
+        mode = venv.metadata.get("autoreset_mode")
+        if mode in (AutoresetMode.SAME_STEP, AutoresetMode.SAME_STEP.value) or supports_reset_mask(venv):
+            return venv
+        venv.close()
     vector_kwargs = {"autoreset_mode": AutoresetMode.SAME_STEP}
     return gym.make_vec(task_id, num_envs=num_envs, vectorization_mode="sync", vector_kwargs=vector_kwargs, **kwargs)
 
@@ -52,7 +55,8 @@ def make_sb3_env(
 
     :param wrappers: vector-wrapper factories applied in order to the batched env,
         e.g. ``[lambda e: wrappers.Sim2Real(e, profile="go1_real")]``.
-    :param seed: seeds the first ``reset()`` (env i gets ``seed + i``).
+    :param seed: seeds the first ``reset()`` through SB3's ``seed()`` (env i gets
+        ``seed + i``, for our envs and Gymnasium's alike).
     :param normalize: wrap in ``VecNormalize``; a dict gives its kwargs
         (``norm_obs``, ``norm_reward``, ``gamma``, ``clip_obs``, ...).
     :param monitor: stack SB3's ``VecMonitor`` for episode stats instead of the
@@ -60,7 +64,7 @@ def make_sb3_env(
     :param kwargs: forwarded to ``gym.make_vec`` (task config, ``max_episode_steps``,
         ``render_mode``, ...).
     """
-    venv = make_batched_env(task_id, num_envs, seed=seed, **kwargs)
+    venv = make_batched_env(task_id, num_envs, **kwargs)
     for wrap in wrappers:
         venv = wrap(venv)
     env: VecEnv = SB3VecEnv(venv, episode_stats=not monitor, fresh_infos=fresh_infos)

@@ -29,6 +29,7 @@ OBS_DIM, ACT_DIM = 6, 2
 
 class ToyReachVectorEnv(VectorEnv):
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+    supports_reset_mask = True  # honours reset(options={"reset_mask": m}) (see SB3VecEnv)
 
     def __init__(
         self,
