@@ -1,0 +1,220 @@
+"""What every sim-to-real wrapper shares: configs, episode boundaries, RNG streams.
+
+Episode boundaries. A wrapper keeps per-env state (a bias, a delay line, a held
+packet) that must restart with each episode, so after every ``reset`` and
+``step`` it computes two ``(N,)`` masks from the inner env's output:
+
+* ``started``: rows whose returned observation is the first of an episode.
+  After ``reset()`` every row (or ``options["reset_mask"]``'s rows); after a
+  step in SAME_STEP mode the rows with ``terminated | truncated`` (reset within
+  that step); in NEXT_STEP mode the rows that finished on the previous step
+  (this step was their reset step); in DISABLED mode none.
+* ``final``: SAME_STEP rows whose ``info["final_obs"]`` holds the last
+  observation of the episode that just ended. Observation wrappers perturb it
+  as the continuation of the old episode (old bias, old delay line, old
+  channel) before restarting the row's state for the new one.
+
+Seeding. Each wrapper class draws from its own per-env stream,
+``seed_streams(env.unwrapped.seeds, stream=STREAM)``, (re)seeded when
+``reset(seed=...)`` is given and on the first reset, so env ``i`` of a batch
+seeded ``s`` sees exactly the perturbations of a single env seeded ``s + i``,
+whatever ``N`` and the thread count. Stream tags: 10 observation noise, 11 action
+noise, 12 IMU bias drift, 13 action latency, 14 observation latency, 15/16
+packet loss (observations/actions), 17 motor strength, 18 domain
+randomization, 19 pushes.
+
+Outputs. Observation wrappers write into their own ``(N, O)`` buffers (never
+into the inner env's arrays) and hand out copies when the base env was built
+with ``copy=True`` (the default). The critic's ``info["privileged_obs"]`` is
+left exact: the wrappers perturb what the policy sees.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+from typing import Any, Mapping, TypeVar
+
+import numpy as np
+from gymnasium.vector import AutoresetMode, VectorEnv, VectorWrapper
+
+from unilab_envs.core.config import build_config, require, require_range
+from unilab_envs.core.rng import seed_streams
+
+T = TypeVar("T")
+
+__all__ = ["Sim2RealWrapper", "make_config", "group_columns", "frozen_mapping", "as_range", "require", "require_range"]
+
+
+# --- configs -------------------------------------------------------------------
+
+
+def make_config(cls: type[T], config: T | Mapping[str, Any] | None, overrides: Mapping[str, Any]) -> T:
+    """A validated ``cls`` from a ready config, a dict (YAML) and/or keywords.
+
+    Unknown keys raise ``TypeError`` (with a suggestion), bad values
+    ``ValueError``; a config instance is never mutated.
+    """
+    if isinstance(config, cls):
+        values = {f.name: getattr(config, f.name) for f in dataclasses.fields(cls)}
+    elif config is None:
+        values = {}
+    elif isinstance(config, Mapping):
+        values = dict(config)
+    else:
+        raise TypeError(f"config must be a {cls.__name__}, a dict or None, got {type(config).__name__}")
+    values.update(overrides)
+    return build_config(cls, values, kind=f"{cls.__name__} key")
+
+
+def frozen_mapping(value: Any, name: str) -> types.MappingProxyType:
+    """A read-only ``{str: float}`` copy of ``value`` (a dict from code or YAML)."""
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{name} must be a mapping of observation group -> value, got {type(value).__name__}")
+    return types.MappingProxyType({str(k): float(v) for k, v in value.items()})
+
+
+def as_range(value: Any, name: str, *, integer: bool = False) -> tuple | None:
+    """``None``, a scalar ``x`` (as ``(x, x)``) or a ``(low, high)`` pair, as a tuple."""
+    if value is None:
+        return None
+    if np.isscalar(value):
+        value = (value, value)
+    value = tuple(value)
+    require(len(value) == 2, f"{name} must be a number or a (low, high) pair, got {value!r}")
+    cast = int if integer else float
+    if integer:
+        require(all(float(v) == int(v) for v in value), f"{name} must be whole numbers, got {value!r}")
+    return (cast(value[0]), cast(value[1]))
+
+
+def group_columns(env: VectorEnv, groups: Mapping[str, Any] | tuple[str, ...], what: str) -> dict[str, np.ndarray]:
+    """Observation columns of each named group; an unknown group raises ``ValueError``."""
+    known: dict[str, slice] | None = getattr(env.unwrapped, "obs_groups", None)
+    if known is None:
+        raise ValueError(f"{what} needs a task that names its observation groups (env.unwrapped.obs_groups); {type(env.unwrapped).__name__} has none")
+    size = int(np.prod(env.single_observation_space.shape))
+    out = {}
+    for name in groups:
+        if name not in known:
+            raise ValueError(f"{what}: unknown observation group {name!r}; this task's groups are {list(known)}")
+        out[name] = np.arange(size, dtype=np.int64)[known[name]]
+    return out
+
+
+# --- the base wrapper --------------------------------------------------------
+
+
+class Sim2RealWrapper(VectorWrapper):
+    """Episode tracking, seeding and buffers for one wrapper (see module docstring).
+
+    Subclasses set ``STREAM`` and override the hooks:
+
+    * ``_actions(actions) -> actions`` before the inner step (action path);
+    * ``_observe(obs, info, touch, started, final) -> obs`` after a reset
+      (``final`` all False) or a step (``touch`` all True), on the observation
+      path; ``touch`` marks the rows whose observation is new.
+    """
+
+    STREAM: int = -1
+
+    def __init__(self, env: VectorEnv) -> None:
+        if not isinstance(env, VectorEnv):
+            raise TypeError(
+                f"{type(self).__name__} wraps a gymnasium.vector.VectorEnv, got {type(env).__name__}; for a single env use "
+                "gym.make_vec(id, num_envs=1) and, if a gymnasium.Env is needed, wrappers.SingleEnv(...) around the result"
+            )
+        super().__init__(env)
+        n = self.num_envs
+        self.autoreset_mode = AutoresetMode(env.metadata.get("autoreset_mode", AutoresetMode.NEXT_STEP))
+        self.dt = float(getattr(env.unwrapped, "dt", 0.02))
+        self._copy = bool(getattr(env.unwrapped, "copy", True))
+        self._rng = np.zeros(n, np.uint64)
+        self._seeded = False
+        self._pending = np.zeros(n, bool)  # NEXT_STEP: rows that finished last step
+        self._all = np.ones(n, bool)
+        self._none = np.zeros(n, bool)
+        self._started = np.zeros(n, bool)
+
+    # --- seeding -----------------------------------------------------------
+    def _episode_seeds(self, seed: int | None) -> np.ndarray:
+        """The base env's per-env seeds (``seed + i`` for an env that has none)."""
+        seeds = getattr(self.env.unwrapped, "seeds", None)
+        if seeds is None or len(seeds) != self.num_envs:
+            seeds = (0 if seed is None else int(seed)) + np.arange(self.num_envs, dtype=np.int64)
+        return np.asarray(seeds, dtype=np.int64)
+
+    def _seed_streams(self, seed: int | None) -> None:
+        self._rng[:] = seed_streams(self._episode_seeds(seed), stream=self.STREAM)
+        self._seeded = True
+
+    # --- gymnasium API -------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        obs, info = self.env.reset(seed=seed, options=options)
+        if seed is not None or not self._seeded:
+            self._seed_streams(seed)
+        mask = (options or {}).get("reset_mask")
+        started = self._all if mask is None else np.asarray(mask, dtype=bool)
+        self._pending &= ~started
+        self._started = started
+        obs = self._observe(obs, info, started, started, self._none)
+        self._on_start(started)
+        return obs, info
+
+    def step(self, actions):
+        actions = self._actions(actions)
+        obs, reward, terminated, truncated, info = self.env.step(actions)
+        mode = self.autoreset_mode
+        if mode is AutoresetMode.SAME_STEP:
+            started = final = np.logical_or(terminated, truncated)
+        elif mode is AutoresetMode.NEXT_STEP:
+            started, final = self._pending.copy(), self._none
+            np.logical_or(terminated, truncated, out=self._pending)
+        else:
+            started = final = self._none
+        self._started = started
+        self._after_step(info)
+        obs = self._observe(obs, info, self._all, started, final)
+        if started.any():
+            self._on_start(started)
+        return obs, reward, terminated, truncated, info
+
+    # --- hooks -----------------------------------------------------------
+    def _actions(self, actions):
+        return actions
+
+    def _after_step(self, info: dict[str, Any]) -> None:
+        """After the inner step, before observations (e.g. add to ``info``)."""
+
+    def _observe(self, obs, info, touch, started, final):
+        return obs
+
+    def _on_start(self, started: np.ndarray) -> None:
+        """Redraw per-episode state of ``started`` rows, after ``_observe``.
+
+        Observation kernels restart their own rows inside ``_observe`` (they
+        must finish ``final`` rows with the old state first); this hook is
+        for the action and physics wrappers.
+        """
+
+    # --- helpers -----------------------------------------------------------
+    def _check_actions(self, actions) -> np.ndarray:
+        """Float32 ``(N, A)`` actions, or the error the base env would raise, now."""
+        actions = np.asarray(actions)
+        expected = (self.num_envs, *self.single_action_space.shape)
+        if actions.shape != expected:
+            raise ValueError(f"actions must have shape {expected} (num_envs, action size), got {actions.shape}")
+        if not np.issubdtype(actions.dtype, np.floating):
+            raise TypeError(f"actions must be floating point (float32 preferred), got dtype {actions.dtype}")
+        actions = np.ascontiguousarray(actions, dtype=np.float32)
+        if not np.isfinite(actions).all():
+            rows = np.flatnonzero(~np.isfinite(actions).all(axis=1))
+            raise ValueError(f"actions contain NaN or inf in envs {rows[:8].tolist()}; check the policy output before stepping")
+        return actions
+
+    def _final_in(self, info: dict[str, Any], obs: np.ndarray) -> np.ndarray:
+        final = info.get("final_obs")
+        return obs if final is None else np.ascontiguousarray(final, dtype=np.float32)
+
+    def _hand_out(self, array: np.ndarray) -> np.ndarray:
+        return array.copy() if self._copy else array

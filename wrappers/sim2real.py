@@ -1,0 +1,136 @@
+"""``Sim2Real``: the whole sim-to-real stack from a named profile or a YAML file.
+
+A profile is a mapping from wrapper section to that wrapper's config::
+
+    extends: go1_real            # optional: start from another profile
+    observation_noise: {distribution: uniform, scales: {gyro: 0.2, joint_vel: 1.5}}
+    action_latency: {delay: [0, 1]}
+    random_push: null            # null removes a section
+
+Packaged profiles (``wrappers/profiles/*.yaml``): ``go1_real``, ``g1_real``,
+``ur5_real``. The sections nest in a fixed order, innermost first, so that the
+signal meets the imperfections in the order hardware applies them::
+
+    env <- domain_randomization <- random_push <- motor_strength <- action_noise
+        <- action_latency <- imu_bias_drift <- observation_noise
+        <- observation_latency <- packet_loss <- policy
+
+(an action is lost on the link, then delayed, then executed noisily by a motor
+of random strength; a reading is biased and noisy at the sensor, then delayed,
+then lost on the link).
+"""
+
+from __future__ import annotations
+
+import copy
+from importlib import resources
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+from gymnasium.vector import VectorEnv, VectorWrapper
+
+from unilab_envs.core.config import _unknown_key_error
+from wrappers.latency import ActionLatency, ObservationLatency
+from wrappers.noise import ActionNoise, ImuBiasDrift, ObservationNoise
+from wrappers.packet_loss import PacketLoss
+from wrappers.physics import DomainRandomization, MotorStrength, RandomPush
+
+#: section name -> wrapper, innermost first
+SECTIONS: dict[str, type] = {
+    "domain_randomization": DomainRandomization,
+    "random_push": RandomPush,
+    "motor_strength": MotorStrength,
+    "action_noise": ActionNoise,
+    "action_latency": ActionLatency,
+    "imu_bias_drift": ImuBiasDrift,
+    "observation_noise": ObservationNoise,
+    "observation_latency": ObservationLatency,
+    "packet_loss": PacketLoss,
+}
+META_KEYS = ("description", "robot", "env_id", "extends", "sources")
+
+
+def profile_names() -> list[str]:
+    """Names of the packaged profiles."""
+    folder = resources.files("wrappers") / "profiles"
+    return sorted(p.name[: -len(".yaml")] for p in folder.iterdir() if p.name.endswith(".yaml"))
+
+
+def _read(profile: str | Path) -> dict[str, Any]:
+    path = Path(profile)
+    if isinstance(profile, str) and profile in profile_names():
+        text = (resources.files("wrappers") / "profiles" / f"{profile}.yaml").read_text()
+        where = f"profile {profile!r}"
+    elif path.suffix in (".yaml", ".yml") or path.is_file():
+        if not path.is_file():
+            raise FileNotFoundError(f"profile file {str(path)!r} does not exist")
+        text, where = path.read_text(), str(path)
+    else:
+        raise ValueError(f"unknown profile {profile!r}; use one of {profile_names()} or the path of a YAML file")
+    data = yaml.safe_load(text) or {}
+    if not isinstance(data, dict):
+        raise ValueError(f"{where} must be a YAML mapping of sections, got {type(data).__name__}")
+    return data
+
+
+def _merge(base: dict[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(base)
+    for key, value in override.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def load_profile(profile: str | Path | Mapping[str, Any], overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The resolved profile: ``extends`` chains followed, ``overrides`` merged, keys checked.
+
+    Args:
+        profile: a packaged profile name, a YAML path, or a mapping.
+        overrides: sections (or keys within them) merged on top; a section
+            set to ``None`` is removed.
+    """
+    data = dict(profile) if isinstance(profile, Mapping) else _read(profile)
+    seen: list[str] = []
+    while data.get("extends"):
+        parent = data.pop("extends")
+        if parent in seen:
+            raise ValueError(f"profile 'extends' loops through {seen + [parent]}")
+        seen.append(parent)
+        data = _merge(_read(parent), data)
+    data.pop("extends", None)
+    data = _merge(data, overrides or {})
+    for key in data:
+        if key not in SECTIONS and key not in META_KEYS:
+            raise _unknown_key_error("profile section", key, [*SECTIONS, *META_KEYS])
+    return {key: value for key, value in data.items() if value is not None}
+
+
+class Sim2Real(VectorWrapper):
+    """The profile's wrappers stacked on ``env``, in :data:`SECTIONS` order.
+
+    ``Sim2Real(gym.make_vec("UniLab/Go1Joystick-v0", num_envs=1024), profile="go1_real")``.
+    ``layers`` maps each section present to its wrapper instance; ``profile``
+    is the resolved profile.
+    """
+
+    def __init__(self, env: VectorEnv, profile: str | Path | Mapping[str, Any] = "go1_real", overrides: Mapping[str, Any] | None = None) -> None:
+        self.profile = load_profile(profile, overrides)
+        self.layers: dict[str, VectorWrapper] = {}
+        top = env
+        for name, cls in SECTIONS.items():
+            if name in self.profile:
+                config = self.profile[name]
+                if not isinstance(config, Mapping):
+                    raise TypeError(f"profile section {name!r} must be a mapping of {cls.__name__} settings, got {config!r}")
+                try:
+                    top = cls(top, dict(config))
+                except (TypeError, ValueError) as error:
+                    raise type(error)(f"profile section {name!r}: {error}") from error
+                self.layers[name] = top
+        super().__init__(top)
+
+    def __repr__(self) -> str:
+        return f"<Sim2Real[{', '.join(self.layers)}], {self.unwrapped}>"
