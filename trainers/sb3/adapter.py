@@ -173,6 +173,10 @@ class SB3VecEnv(VecEnv):
         self._ep_length = np.zeros(self.num_envs, dtype=np.int64)
         self._t_start = time.time()
         self._term_sums: dict[str, float] = {}
+        self._term_keys: tuple[str, ...] = ()
+        self._term_names: tuple[str, ...] = ()
+        self._term_buf = np.empty((0, self.num_envs), np.float32)
+        self._term_acc = np.zeros(0, np.float64)
         self._term_steps = 0
         self.diverged_count = 0
 
@@ -272,17 +276,28 @@ class SB3VecEnv(VecEnv):
         return values.tolist()
 
     def _accumulate_terms(self, terms: dict) -> None:
-        sums = self._term_sums
-        for name, value in terms.items():
-            if name.startswith("_"):
-                continue
-            sums[name] = sums.get(name, 0.0) + float(np.sum(value, dtype=np.float64))
+        """Add each term's sum over envs: one stack into a reused (K, N) buffer and one
+        float64 reduction (15 separate np.sum calls cost ~10x more at N = 1024)."""
+        keys = tuple(terms)
+        if keys != self._term_keys:
+            self._term_keys = keys
+            self._flush_term_names(tuple(k for k in keys if not k.startswith("_")))
+        np.stack([terms[k] for k in self._term_names], out=self._term_buf)
+        self._term_acc += self._term_buf.sum(axis=1, dtype=np.float64)
         self._term_steps += self.num_envs
+
+    def _flush_term_names(self, names: tuple[str, ...]) -> None:
+        for k, v in zip(self._term_names, self._term_acc.tolist()):
+            self._term_sums[k] = self._term_sums.get(k, 0.0) + v
+        self._term_names = names
+        self._term_buf = np.empty((len(names), self.num_envs), np.float32)
+        self._term_acc = np.zeros(len(names), np.float64)
 
     def pop_reward_terms(self) -> dict[str, float]:
         """Per-env-step mean of each reward term since the last call; resets the sums."""
         if not self._term_steps:
             return {}
+        self._flush_term_names(self._term_names)
         means = {k: v / self._term_steps for k, v in self._term_sums.items()}
         self._term_sums, self._term_steps = {}, 0
         return means
