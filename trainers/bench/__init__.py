@@ -1,0 +1,18 @@
+"""``unilab bench``: performance ratios measured side by side in one run, one table.
+
+Rows (each a ratio; ``ratio >= budget`` passes, see DESIGN.md "Performance budget"):
+
+1. post-processing at G1 sizes (8192 envs, obs 98, act 29, 15 terms): single-thread
+   NumPy vs NumPy in threads vs a fused Numba ``prange`` kernel (:mod:`.postprocess`);
+2. env step vs the ``mujoco.batch`` floor, per task (``benchmarks/bench_envs.py``);
+3. rollout storage: SB3 ``RolloutBuffer`` vs ours, fill + GAE + minibatches (:mod:`.storage`);
+4. PPO update: SB3 ``PPO.train()`` vs ours, fp32 and bf16 autocast on CUDA (:mod:`.update`);
+5. end to end: training steps/s vs env-only steps/s, bundled PPO on Go1 (:mod:`.end_to_end`);
+6. (opt-in) two-half overlapped collection vs the plain collector (:mod:`.overlap`).
+
+    unilab bench --quick            # or: python -m trainers.bench --rows 1,4 --out runs/bench
+"""
+
+from .cli import main
+
+__all__ = ["main"]

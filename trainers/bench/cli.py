@@ -1,0 +1,135 @@
+"""``unilab bench``: one table of side-by-side ratios (see ``trainers/bench/__init__.py``).
+
+    unilab bench [--quick] [--rows 1,2,3,4,5] [--out DIR] [--device auto|cpu|cuda] [--threads N]
+    python -m trainers.bench ...
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import unilab_envs  # noqa: F401  (thread policies before torch / numba start their pools; registers tasks)
+
+ROWS = {1: "post-processing kernels", 2: "env step vs mujoco.batch floor", 3: "rollout storage",
+        4: "PPO update", 5: "end to end", 6: "two-half overlapped collection"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Sizes:
+    post_envs: int
+    env_envs: int
+    env_steps: int
+    env_rounds: int
+    storage_envs: int
+    update_envs: int
+    num_steps: int
+    e2e_envs: int
+    e2e_iters: int
+    rounds: int
+
+
+def pick_sizes(quick: bool, cuda: bool) -> Sizes:
+    if quick:
+        return Sizes(1024, 32, 3, 1, 64, 64, 8, 32, 2, 1)
+    if cuda:
+        return Sizes(8192, 4096, 20, 3, 4096, 4096, 24, 4096, 5, 3)
+    return Sizes(8192, 1024, 10, 3, 1024, 512, 24, 256, 3, 3)
+
+
+def parse_rows(text: str) -> list[int]:
+    try:
+        rows = sorted({int(x) for x in text.split(",") if x.strip()})
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--rows takes comma-separated row numbers like 1,2,3, got {text!r}") from None
+    bad = [r for r in rows if r not in ROWS]
+    if bad or not rows:
+        raise argparse.ArgumentTypeError(f"unknown rows {bad or text!r}; rows are {sorted(ROWS)}")
+    return rows
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="unilab bench", description="Side-by-side performance ratios, one table. Rows: "
+                                + "; ".join(f"{k} {v}" for k, v in ROWS.items()))
+    p.add_argument("--quick", action="store_true", help="small sizes (tests / CI); ratios are not meaningful")
+    p.add_argument("--rows", type=parse_rows, default=[1, 2, 3, 4, 5], help="comma-separated rows (default 1,2,3,4,5)")
+    p.add_argument("--out", type=Path, default=Path("runs/bench"), help="folder for bench.json and bench.png")
+    p.add_argument("--device", default="auto", help="learner device for rows 3-5: auto, cpu, cuda[:i]")
+    p.add_argument("--threads", type=int, default=None, help="CPU threads (default: UNILAB_NUM_THREADS or all)")
+    p.add_argument("--tasks", nargs="+", default=None, help="tasks for row 2 (default: all registered)")
+    return p
+
+
+def run_row(row: int, sizes: Sizes, device, threads: int, tasks: list[str]) -> list[dict]:
+    if row == 1:
+        from .postprocess import bench_postprocess
+        return bench_postprocess(sizes.post_envs, threads, reps=3 if sizes.rounds == 1 else 10,
+                                 rounds=max(2, sizes.rounds))
+    if row == 2:
+        from .end_to_end import bench_env_vs_floor
+        return bench_env_vs_floor(tasks, sizes.env_envs, threads, sizes.env_steps, sizes.env_rounds)
+    if row == 3:
+        from .storage import bench_storage
+        return bench_storage(sizes.storage_envs, sizes.num_steps, 98, 29, device, rounds=sizes.rounds)
+    if row == 4:
+        from .update import bench_update
+        return bench_update(sizes.update_envs, sizes.num_steps, 98, 29, device, rounds=sizes.rounds)
+    if row == 5:
+        from .end_to_end import bench_end_to_end
+        return bench_end_to_end("UniLab/Go1Joystick-v0", sizes.e2e_envs, sizes.num_steps, sizes.e2e_iters, device)
+    if row == 6:
+        from .overlap import bench_overlap
+        return bench_overlap("UniLab/Go1Joystick-v0", sizes.e2e_envs, sizes.num_steps, sizes.e2e_iters, device)
+    raise ValueError(row)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    import torch
+
+    from trainers.ppo.runner import resolve_device
+    from unilab_envs.threads import configure_threads
+
+    from . import report
+
+    threads = configure_threads(args.threads)
+    try:
+        device = resolve_device(args.device)
+    except (RuntimeError, ValueError) as e:
+        print(f"unilab bench: {e}", file=sys.stderr)
+        return 2
+    sizes = pick_sizes(args.quick, device.type == "cuda")
+    tasks = args.tasks or sorted(unilab_envs.TASKS)
+    machine = report.machine_info(threads, str(device))
+    machine["quick"] = bool(args.quick)
+    print(f"unilab bench: rows {args.rows} on {device} with {threads} threads"
+          f"{' (quick sizes: ratios not meaningful)' if args.quick else ''}", flush=True)
+    rows: list[dict] = []
+    for r in args.rows:
+        t0 = time.perf_counter()
+        try:
+            got = run_row(r, sizes, device, threads, tasks)
+        except Exception as e:  # one broken row must not hide the others
+            traceback.print_exc()
+            got = [{"section": ROWS[r], "name": ROWS[r], "ratio": math.nan, "budget": None,
+                    "error": f"{type(e).__name__}: {e}"}]
+        for g in got:
+            g["row"], g["seconds"] = r, round(time.perf_counter() - t0, 2)
+        rows += got
+        print(f"  row {r} ({ROWS[r]}) done in {time.perf_counter() - t0:.1f}s", flush=True)
+    print(report.format_table(machine, rows))
+    args.out.mkdir(parents=True, exist_ok=True)
+    js = report.write_json(args.out / "bench.json", machine, rows)
+    png = report.write_png(args.out / "bench.png", machine, rows)
+    print(f"wrote {js} and {png}")
+    del torch
+    return 1 if any(r.get("error") for r in rows) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,96 @@
+"""Row 2 (env step vs the ``mujoco.batch`` floor) and row 5 (training vs env-only steps/s).
+
+Row 2 reuses ``benchmarks/bench_envs.py``'s ``bench_ours_vs_floor`` (loaded from the
+checkout's ``benchmarks/`` folder). Row 5 runs the bundled PPO on a task for a few
+iterations and alternates, iteration by iteration, a full training iteration (collect +
+update) with the same number of env-only steps (a fixed action batch) on the same env,
+so both see the same machine load; the ratio is the median over iterations.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+BENCH_ENVS = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_envs.py"
+
+
+def _bench_envs_module():
+    if not BENCH_ENVS.exists():
+        raise FileNotFoundError(f"{BENCH_ENVS} not found (row 2 needs the repo checkout's benchmarks/)")
+    spec = importlib.util.spec_from_file_location("unilab_bench_envs", BENCH_ENVS)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def bench_env_vs_floor(tasks: list[str], num_envs: int, threads: int, steps: int, rounds: int) -> list[dict]:
+    mod = _bench_envs_module()
+    rows = []
+    for task in tasks:
+        r = mod.bench_ours_vs_floor(task, num_envs, threads, steps, rounds)
+        rows.append({"section": "env", "unit": "steps/s", "higher_is_better": True,
+                     "name": f"env step {task.split('/')[-1]} vs mujoco.batch floor (N={num_envs}, {threads} threads)",
+                     "baseline_label": "Batch.step alone", "baseline": r["floor"], "ours_label": "our env.step",
+                     "ours": r["ours"], "ratio": r["ratio"], "budget": 0.9})
+    return rows
+
+
+def bench_end_to_end(task: str, num_envs: int, num_steps: int, iterations: int, device: torch.device) -> list[dict]:
+    from trainers.ppo.config import AlgoConfig, LogConfig, TrainConfig
+    from trainers.ppo.runner import Runner
+
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = TrainConfig(task=task, num_envs=num_envs, total_steps=num_envs * num_steps * (iterations + 1),
+                          device=str(device), out=tmp, algo=AlgoConfig(num_steps=num_steps),
+                          log=LogConfig(tensorboard=False, csv=False, progress=False, plot=False))
+        runner = Runner(cfg)
+        try:
+            env, algo, coll, storage = runner.env, runner.algo, runner.collector, runner.storage
+            coll.reset(seed=0)
+            algo.update_normalizers(*coll.initial_moments())
+            space = env.single_action_space
+            actions = np.random.default_rng(0).uniform(space.low, space.high, (num_envs,) + space.shape)
+            actions = (0.3 * actions).astype(space.dtype)
+
+            def train_iter() -> tuple[float, float]:
+                t0 = time.perf_counter()
+                coll.collect(storage)
+                t1 = time.perf_counter()
+                algo.update(storage, runner.generator)
+                return t1 - t0, time.perf_counter() - t1
+
+            def env_only() -> float:
+                t0 = time.perf_counter()
+                for _ in range(num_steps):
+                    env.step(actions)
+                return time.perf_counter() - t0
+
+            train_iter(), env_only()  # warm up (Numba, allocator, kernels)
+            spi = num_envs * num_steps
+            train, collect, envs, ratios, collect_ratios = [], [], [], [], []
+            for _ in range(iterations):
+                tc, tu = train_iter()
+                te = env_only()
+                train.append(spi / (tc + tu))
+                collect.append(spi / tc)
+                envs.append(spi / te)
+                ratios.append(te / (tc + tu))
+                collect_ratios.append(te / tc)
+        finally:
+            runner.close()
+    shape = f"{task.split('/')[-1]}, N={num_envs}, T={num_steps}, {device.type}"
+    common = {"section": "end_to_end", "unit": "steps/s", "higher_is_better": True,
+              "baseline_label": "env-only", "baseline": statistics.median(envs)}
+    return [
+        {**common, "name": f"training (collect+update) vs env-only steps/s ({shape})", "ours_label": "training",
+         "ours": statistics.median(train), "ratio": statistics.median(ratios), "budget": 0.8},
+        {**common, "name": f"collection (env+policy) vs env-only steps/s ({shape})", "ours_label": "collect",
+         "ours": statistics.median(collect), "ratio": statistics.median(collect_ratios), "budget": None},
+    ]

@@ -1,0 +1,111 @@
+"""The machine description and the one table: printed, written as JSON and as a PNG.
+
+Every row is a ratio measured side by side in one run; ``ratio >= budget`` passes.
+A row holds ``section, name, baseline_label, baseline, ours_label, ours, unit, ratio,
+budget`` (``budget`` None: reported, not judged) and ``error`` when it could not run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+from pathlib import Path
+
+
+def machine_info(threads: int, device: str) -> dict:
+    import mujoco
+    import numba
+    import numpy as np
+    import torch
+
+    from unilab_envs.threads import available_cpus
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
+    try:
+        load = os.getloadavg()[0]
+    except OSError:  # pragma: no cover
+        load = float("nan")
+    return {"cpu": cpu, "cores": available_cpus(), "threads": threads, "load_avg_1min": round(load, 2),
+            "gpu": gpu, "device": device, "python": platform.python_version(), "torch": torch.__version__,
+            "numpy": np.__version__, "numba": numba.__version__, "mujoco": mujoco.__version__,
+            "numba_threading_layer": os.environ.get("NUMBA_THREADING_LAYER"),
+            "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY")}
+
+
+def status(row: dict) -> str:
+    if row.get("error"):
+        return "ERROR"
+    if row.get("budget") is None:
+        return "-"
+    return "ok" if row["ratio"] >= row["budget"] else "BELOW"
+
+
+def _num(v) -> str:
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "n/a"
+    return f"{v:.3g}" if abs(v) < 1000 else f"{v:,.0f}"
+
+
+def format_table(machine: dict, rows: list[dict]) -> str:
+    gpu = machine["gpu"] or "none"
+    lines = [f"machine: {machine['cpu']} | {machine['cores']} cores ({machine['threads']} threads used, "
+             f"load {machine['load_avg_1min']}) | GPU: {gpu} | device: {machine['device']} | "
+             f"torch {machine['torch']}, numba {machine['numba']}, mujoco {machine['mujoco']}"]
+    w = max([len(r["name"]) for r in rows] + [20])
+    head = f"{'#':>2}  {'measurement':<{w}}  {'baseline':>12}  {'ours':>12}  {'unit':<10} {'ratio':>7} {'budget':>7}  status"
+    lines += [head, "-" * len(head)]
+    for r in rows:
+        budget = f">={r['budget']:g}" if r.get("budget") is not None else ""
+        lines.append(f"{r['row']:>2}  {r['name']:<{w}}  {_num(r.get('baseline')):>12}  {_num(r.get('ours')):>12}  "
+                     f"{r.get('unit', ''):<10} {_num(r.get('ratio')):>7} {budget:>7}  {status(r)}")
+        if r.get("error"):
+            lines.append(f"    {r['error']}")
+    lines.append("baseline/ours columns: each row's own unit; ratio > 1 means ours is faster "
+                 "(rows 2 and 5: ours' throughput as a fraction of the baseline's)")
+    return "\n".join(lines)
+
+
+def write_json(path: Path, machine: dict, rows: list[dict]) -> Path:
+    clean = [{k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in r.items()} for r in rows]
+    path.write_text(json.dumps({"machine": machine, "rows": clean}, indent=2))
+    return path
+
+
+def write_png(path: Path, machine: dict, rows: list[dict]) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ok = [r for r in rows if not r.get("error") and math.isfinite(r.get("ratio", float("nan")))]
+    fig, ax = plt.subplots(figsize=(11, 0.45 * max(len(ok), 1) + 1.6))
+    labels = [f"{r['row']}. {r['name']}" for r in ok]
+    ratios = [r["ratio"] for r in ok]
+    colors = ["tab:gray" if r.get("budget") is None else ("tab:green" if r["ratio"] >= r["budget"] else "tab:red")
+              for r in ok]
+    y = list(range(len(ok)))[::-1]
+    ax.barh(y, ratios, color=colors)
+    for yi, r in zip(y, ok):
+        if r.get("budget") is not None:
+            ax.plot([r["budget"]] * 2, [yi - 0.4, yi + 0.4], color="black", lw=2)
+        ax.text(r["ratio"], yi, f" {r['ratio']:.2f}", va="center", fontsize=8)
+    ax.axvline(1.0, color="black", lw=0.5, ls=":")
+    ax.set_yticks(y, labels, fontsize=7)
+    ax.set_xscale("log")
+    ax.set_xlabel("ratio (ours vs baseline; black tick = budget; green meets it, red misses it)")
+    ax.set_title(f"unilab bench: {machine['cores']} cores, GPU {machine['gpu'] or 'none'}, device {machine['device']}",
+                 fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
