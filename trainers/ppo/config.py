@@ -232,8 +232,8 @@ def from_dict(cls: type, data: dict, prefix: str = "") -> Any:
     for key in data:
         if key not in names:
             close = difflib.get_close_matches(str(key), names, n=1)
-            hint = f" Did you mean {prefix}{close[0]!r}?" if close else ""
-            raise ConfigError(f"unknown config key {prefix}{key!r}.{hint} "
+            hint = f" Did you mean {prefix + close[0]!r}?" if close else ""
+            raise ConfigError(f"unknown config key {prefix + str(key)!r}.{hint} "
                               f"Known keys{' in ' + prefix.rstrip('.') if prefix else ''}: {', '.join(names)}")
     kwargs = {k: _coerce(v, hints[k], f"{prefix}{k}") for k, v in data.items()}
     try:

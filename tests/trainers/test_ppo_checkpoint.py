@@ -1,0 +1,108 @@
+"""Checkpoints: atomic writes, exact resume, clear errors for corrupt or mismatched files."""
+
+import os
+
+import pytest
+import torch
+from conftest import POINT_REACH_ID
+
+from trainers.common.checkpoint import CheckpointError, atomic_save, load_checkpoint
+from trainers.common.logging import read_csv
+from trainers.ppo import train
+from trainers.ppo.config import TrainConfig, deep_merge, from_dict
+from trainers.ppo.runner import CKPT_FORMAT, CKPT_VERSION
+
+
+def tiny_cfg(out, **over) -> TrainConfig:
+    base = {"task": POINT_REACH_ID, "num_envs": 8, "total_steps": 8 * 16 * 4, "seed": 3, "out": str(out),
+            "algo": {"num_steps": 16, "num_epochs": 2, "num_minibatches": 2},
+            "policy": {"actor_hidden": [16, 16], "critic_hidden": [16, 16]},
+            "log": {"tensorboard": False, "progress": False, "plot": False, "save_interval": 2, "keep_every": 2}}
+    return from_dict(TrainConfig, deep_merge(base, over))
+
+
+def _flat_state(path):
+    ckpt = load_checkpoint(path, CKPT_FORMAT, CKPT_VERSION)
+    out = {}
+
+    def walk(prefix, obj):
+        if isinstance(obj, torch.Tensor):
+            out[prefix] = obj
+        elif isinstance(obj, dict):
+            for k, v in obj.items():
+                walk(f"{prefix}/{k}", v)
+        elif isinstance(obj, (list, tuple)):
+            for i, v in enumerate(obj):
+                walk(f"{prefix}/{i}", v)
+        elif isinstance(obj, (int, float)) and not isinstance(obj, bool):
+            out[prefix] = obj
+    walk("", {k: ckpt[k] for k in ("algo", "iteration", "env_steps", "rng", "env_state", "collector")})
+    return out
+
+
+@pytest.mark.parametrize("mode", ["SameStep", "NextStep"])
+def test_resume_equals_uninterrupted_run(tmp_path, mode):
+    env_kwargs = {"env_kwargs": {"autoreset_mode": mode, "max_episode_steps": 10}}
+    full = train(tiny_cfg(tmp_path / "full", **env_kwargs))
+    assert full.iterations == 4 and (tmp_path / "full" / "checkpoint_2.pt").exists()
+    resumed = train(tiny_cfg(tmp_path / "resumed", **env_kwargs), resume=tmp_path / "full" / "checkpoint_2.pt")
+    assert resumed.iterations == 4 and resumed.env_steps == full.env_steps
+    a, b = _flat_state(full.checkpoint), _flat_state(resumed.checkpoint)
+    assert a.keys() == b.keys()
+    for k in a:
+        if isinstance(a[k], torch.Tensor):
+            assert torch.equal(a[k], b[k]), k
+        else:
+            assert a[k] == b[k], k
+    # the logged losses of iterations 3 and 4 match too
+    la, lb = read_csv(tmp_path / "full" / "progress.csv"), read_csv(tmp_path / "resumed" / "progress.csv")
+    assert la["loss/value"][2:] == lb["loss/value"]
+
+
+def test_resume_rewrites_log_after_the_checkpoint(tmp_path):
+    cfg = tiny_cfg(tmp_path)
+    train(cfg)
+    train(cfg, resume=tmp_path / "checkpoint_2.pt")
+    assert read_csv(tmp_path / "progress.csv")["iteration"] == [1, 2, 3, 4]
+
+
+def test_atomic_save_keeps_old_file_on_failure(tmp_path, monkeypatch):
+    path = tmp_path / "ck.pt"
+    atomic_save({"x": torch.ones(3)}, path)
+
+    def broken_save(obj, f):
+        f.write(b"partial")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(torch, "save", broken_save)
+    with pytest.raises(KeyboardInterrupt):
+        atomic_save({"x": torch.zeros(3)}, path)
+    monkeypatch.undo()
+    assert torch.equal(torch.load(path, weights_only=True)["x"], torch.ones(3))
+    assert os.listdir(tmp_path) == ["ck.pt"]
+
+
+def test_corrupt_and_foreign_checkpoints_get_clear_errors(tmp_path):
+    res = train(tiny_cfg(tmp_path / "run", total_steps=128))
+    good = res.checkpoint.read_bytes()
+    truncated = tmp_path / "truncated.pt"
+    truncated.write_bytes(good[: len(good) // 2])
+    garbage = tmp_path / "garbage.pt"
+    garbage.write_bytes(b"not a checkpoint at all")
+    foreign = tmp_path / "foreign.pt"
+    torch.save({"model": torch.zeros(2)}, foreign)
+    for path in (truncated, garbage):
+        with pytest.raises(CheckpointError, match="corrupt or not a checkpoint"):
+            train(tiny_cfg(tmp_path / "x"), resume=path)
+    with pytest.raises(CheckpointError, match="not a unilab-ppo checkpoint"):
+        train(tiny_cfg(tmp_path / "x"), resume=foreign)
+    with pytest.raises(CheckpointError, match="does not exist"):
+        train(tiny_cfg(tmp_path / "x"), resume=tmp_path / "missing.pt")
+
+
+def test_mismatched_checkpoint_gets_clear_error(tmp_path):
+    res = train(tiny_cfg(tmp_path / "run", total_steps=128))
+    with pytest.raises(CheckpointError, match=r"does not match this env \(privileged: checkpoint 3 vs env None\)"):
+        train(tiny_cfg(tmp_path / "x", env_kwargs={"privileged": False}), resume=res.checkpoint)
+    with pytest.raises(CheckpointError, match="does not fit this run's networks"):
+        train(tiny_cfg(tmp_path / "y", policy={"actor_hidden": [8]}), resume=res.checkpoint)

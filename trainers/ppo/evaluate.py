@@ -1,0 +1,175 @@
+"""Deterministic evaluation of a checkpoint, with an optional video of env 0, and ONNX export."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import warnings
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+from ..common.checkpoint import CheckpointError, load_checkpoint
+from .collector import autoreset_mode
+from .config import TrainConfig, from_dict
+from .envs import env_dims, make_vec_env
+from .models import InferencePolicy
+from .runner import CKPT_FORMAT, CKPT_VERSION, build_learner, check_compatible
+
+
+@dataclasses.dataclass
+class EvalResult:
+    episodes: int
+    mean_return: float
+    std_return: float
+    mean_length: float
+    success_rate: float | None
+    fall_rate: float           # fraction of episodes that ended terminated (not truncated)
+    video: Path | None
+
+    def summary(self) -> str:
+        s = (f"episodes {self.episodes}  return {self.mean_return:.3f} +- {self.std_return:.3f}  "
+             f"length {self.mean_length:.1f}  terminated {self.fall_rate:.1%}")
+        if self.success_rate is not None:
+            s += f"  success {self.success_rate:.1%}"
+        if self.video is not None:
+            s += f"  video {self.video}"
+        return s
+
+
+def load_policy(checkpoint: str | Path, device: str = "cpu") -> tuple[InferencePolicy, TrainConfig, dict]:
+    """The deterministic policy (normalizer folded in), the run's config and the checkpoint."""
+    ckpt = load_checkpoint(checkpoint, CKPT_FORMAT, CKPT_VERSION, required=("config", "dims", "algo"),
+                           map_location=device)
+    cfg = from_dict(TrainConfig, ckpt["config"])
+    dims = _Dims(**ckpt["dims"])
+    algo = build_learner(dims, cfg, torch.device(device))
+    try:
+        algo.policy.load_state_dict(ckpt["algo"]["policy"])
+        algo.obs_normalizer.load_state_dict(ckpt["algo"]["obs_normalizer"])
+    except (RuntimeError, KeyError) as e:
+        raise CheckpointError(f"checkpoint {checkpoint} has inconsistent weights: {str(e).splitlines()[0]}") from None
+    policy = InferencePolicy(algo.obs_normalizer, algo.policy.actor).eval()
+    return policy, cfg, ckpt
+
+
+@dataclasses.dataclass(frozen=True)
+class _Dims:
+    obs: int
+    act: int
+    privileged: int | None
+
+
+def evaluate(checkpoint: str | Path, episodes: int = 10, num_envs: int | None = None, task: str | None = None,
+             video: str | Path | None = None, seed: int = 12345, device: str = "cpu",
+             max_video_frames: int = 1000, env_kwargs: dict | None = None) -> EvalResult:
+    """Run the deterministic policy until ``episodes`` episodes finish; optionally film env 0.
+
+    The video (``.mp4`` needs ``imageio-ffmpeg``; otherwise, or for ``.gif``, a GIF is
+    written) shows env 0's first episode through ``render_mode="rgb_array"``.
+    """
+    policy, cfg, ckpt = load_policy(checkpoint, device)
+    task = task or cfg.task
+    num_envs = num_envs or min(cfg.num_envs, max(episodes, 1))
+    if video is not None and "MUJOCO_GL" not in os.environ and not os.environ.get("DISPLAY"):
+        os.environ["MUJOCO_GL"] = "egl"
+    env = make_vec_env(task, num_envs, {**cfg.env_kwargs, **(env_kwargs or {})}, cfg.vectorization_mode,
+                       render_mode="rgb_array" if video is not None else None)
+    try:
+        check_compatible(ckpt, env_dims(env), checkpoint)
+        space = env.single_action_space
+        low, high = space.low.astype(np.float32), space.high.astype(np.float32)
+        obs, info = env.reset(seed=seed)
+        ret = np.zeros(num_envs)
+        length = np.zeros(num_envs, np.int64)
+        returns, lengths, terms, successes = [], [], [], []
+        frames: list[np.ndarray] = []
+        filming = video is not None
+        pending = np.zeros(num_envs, bool)  # NEXT_STEP: the next step resets these rows
+        same_step = autoreset_mode(env) == gym.vector.AutoresetMode.SAME_STEP
+        if filming:
+            frames.append(_frame(env.render()))
+        while len(returns) < episodes:
+            with torch.no_grad():
+                act = policy(torch.as_tensor(obs, dtype=torch.float32, device=device)).cpu().numpy()
+            obs, reward, term, trunc, info = env.step(np.clip(act, low, high).astype(space.dtype))
+            valid = ~pending
+            ret += np.where(valid, reward, 0.0)
+            length += valid
+            done = (np.asarray(term) | np.asarray(trunc)) & valid
+            if filming:
+                if len(frames) < max_video_frames:
+                    frames.append(_frame(env.render()))
+                if done[0]:
+                    filming = False
+            for i in np.flatnonzero(done):
+                returns.append(ret[i])
+                lengths.append(length[i])
+                terms.append(bool(term[i]))
+                if "is_success" in info:
+                    successes.append(bool(info["is_success"][i]))
+            ret[done] = 0.0
+            length[done] = 0
+            if not same_step:
+                pending = done
+    finally:
+        env.close()
+    video_path = _write_video(frames, Path(video), fps=_fps(env)) if video is not None and frames else None
+    returns = np.asarray(returns[:episodes])
+    return EvalResult(episodes=len(returns), mean_return=float(returns.mean()), std_return=float(returns.std()),
+                      mean_length=float(np.mean(lengths[:episodes])),
+                      success_rate=float(np.mean(successes[:episodes])) if successes else None,
+                      fall_rate=float(np.mean(terms[:episodes])), video=video_path)
+
+
+def _frame(render) -> np.ndarray:
+    if isinstance(render, (list, tuple)):
+        render = render[0]
+    render = np.asarray(render)
+    if render.ndim == 4:
+        render = render[0]
+    return render.astype(np.uint8)
+
+
+def _fps(env) -> int:
+    return int(env.metadata.get("render_fps") or 30)
+
+
+def _write_video(frames: list[np.ndarray], path: Path, fps: int) -> Path:
+    import imageio.v2 as imageio
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix.lower() == ".mp4":
+        try:
+            imageio.mimwrite(path, frames, fps=fps, macro_block_size=1)
+            return path
+        except Exception as e:  # noqa: BLE001 - no ffmpeg backend
+            gif = path.with_suffix(".gif")
+            warnings.warn(f"cannot write MP4 ({type(e).__name__}; install imageio-ffmpeg); writing {gif}",
+                          stacklevel=2)
+            path = gif
+    imageio.mimwrite(path, frames, duration=1000.0 / fps, loop=0)
+    return path
+
+
+def export_onnx(checkpoint: str | Path, path: str | Path | None = None, opset: int = 17) -> Path:
+    """Write the deterministic policy, observation normalizer folded in, as ONNX.
+
+    Input ``obs`` ``[batch, obs_dim]`` float32 (raw observations), output ``actions``
+    ``[batch, act_dim]`` (the Gaussian mean, not clipped).
+    """
+    policy, cfg, ckpt = load_policy(checkpoint, "cpu")
+    run_dir = Path(checkpoint) if Path(checkpoint).is_dir() else Path(checkpoint).parent
+    path = Path(path) if path else run_dir / "policy.onnx"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    dummy = torch.zeros(1, ckpt["dims"]["obs"])
+    kwargs = dict(input_names=["obs"], output_names=["actions"], opset_version=opset,
+                  dynamic_axes={"obs": {0: "batch"}, "actions": {0: "batch"}})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        try:
+            torch.onnx.export(policy, (dummy,), str(path), dynamo=False, **kwargs)
+        except TypeError:  # a torch without the dynamo flag
+            torch.onnx.export(policy, (dummy,), str(path), **kwargs)
+    return path
