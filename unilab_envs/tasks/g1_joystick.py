@@ -169,7 +169,7 @@ def _apply_actions(actions, ctrl, last_action, previous_action, stand, actuator_
 
 @nb.njit(inline="always", cache=True)
 def _write_obs(i, obs, privileged_obs, qpos, qvel, root_q, root_d, joint_q, joint_d, stand, last_action, command, phase, contact, air_time, foot_height, actuator_force, actuator_ids):
-    q = qpos[i, root_q + 3 : root_q + 7]
+    q = (qpos[i, root_q + 3], qpos[i, root_q + 4], qpos[i, root_q + 5], qpos[i, root_q + 6])  # a tuple: no array view
     vx, vy, vz = rotate_inverse(q, qvel[i, root_d], qvel[i, root_d + 1], qvel[i, root_d + 2])
     gx, gy, gz = projected_gravity(q)
     wx, wy, wz = qvel[i, root_d + 3], qvel[i, root_d + 4], qvel[i, root_d + 5]
@@ -224,7 +224,7 @@ def _compute(
     resample_steps = np.int64(params[9])
     zero_probability = params[10]
     for i in nb.prange(obs.shape[0]):
-        q = qpos[i, root_q + 3 : root_q + 7]
+        q = (qpos[i, root_q + 3], qpos[i, root_q + 4], qpos[i, root_q + 5], qpos[i, root_q + 6])
         vx, vy, vz = rotate_inverse(q, qvel[i, root_d], qvel[i, root_d + 1], qvel[i, root_d + 2])
         wx, wy, wz = qvel[i, root_d + 3], qvel[i, root_d + 4], qvel[i, root_d + 5]
         gx, gy, gz = projected_gravity(q)
