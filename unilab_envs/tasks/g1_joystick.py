@@ -42,7 +42,7 @@ import numpy as np
 from unilab_envs.assets import g1 as robot
 from unilab_envs.core.config import build_config, require, require_range
 from unilab_envs.core.model import actuators_for_joints, free_joint_of, load_model, object_ids
-from unilab_envs.core.quat import exp_tracking, projected_gravity, rotate_inverse
+from unilab_envs.core.quat import projected_gravity, rotate_inverse
 from unilab_envs.core.rng import uniform, uniform_range
 from unilab_envs.core.single_env import UniLabEnv
 from unilab_envs.core.task import Task
@@ -168,24 +168,35 @@ def _apply_actions(actions, ctrl, last_action, previous_action, stand, actuator_
 
 
 @nb.njit(inline="always", cache=True)
-def _write_obs(i, obs, privileged_obs, qpos, qvel, root_q, root_d, joint_q, joint_d, stand, last_action, command, phase, contact, air_time, foot_height, actuator_force, actuator_ids):
+def _base_state(i, qpos, qvel, root_q, root_d):
+    """Pelvis-frame linear velocity, gyro, gravity direction and height of env ``i``."""
     q = (qpos[i, root_q + 3], qpos[i, root_q + 4], qpos[i, root_q + 5], qpos[i, root_q + 6])  # a tuple: no array view
     vx, vy, vz = rotate_inverse(q, qvel[i, root_d], qvel[i, root_d + 1], qvel[i, root_d + 2])
     gx, gy, gz = projected_gravity(q)
     wx, wy, wz = qvel[i, root_d + 3], qvel[i, root_d + 4], qvel[i, root_d + 5]
+    return vx, vy, vz, wx, wy, wz, gx, gy, gz, qpos[i, root_q + 2]
+
+
+@nb.njit(inline="always", cache=True)
+def _write_joint_obs(i, j, obs, privileged_obs, dq, dq_dt, action, force):
+    """Joint ``j``'s slots of the observations (one writer for the step and reset paths)."""
+    obs[i, _JP + j] = dq
+    obs[i, _JV + j] = dq_dt
+    obs[i, _LA + j] = action
+    privileged_obs[i, 16 + j] = force
+
+
+@nb.njit(inline="always", cache=True)
+def _write_base_obs(i, obs, privileged_obs, vx, vy, vz, wx, wy, wz, gx, gy, gz, height, command, sin_phase, cos_phase, contact, air_time, foot_height):
+    """Everything but the joint slots (see the module docstring for the layout)."""
     obs[i, 0], obs[i, 1], obs[i, 2] = wx, wy, wz
     obs[i, 3], obs[i, 4], obs[i, 5] = gx, gy, gz
-    for j in range(NUM_JOINTS):
-        obs[i, _JP + j] = qpos[i, joint_q[j]] - stand[j]
-        obs[i, _JV + j] = qvel[i, joint_d[j]]
-        obs[i, _LA + j] = last_action[i, j]
-        privileged_obs[i, 16 + j] = actuator_force[i, actuator_ids[j]]
     obs[i, _CMD], obs[i, _CMD + 1], obs[i, _CMD + 2] = command[i, 0], command[i, 1], command[i, 2]
-    obs[i, _PH], obs[i, _PH + 1] = math.sin(phase[i]), math.cos(phase[i])
+    obs[i, _PH], obs[i, _PH + 1] = sin_phase, cos_phase
     privileged_obs[i, 0], privileged_obs[i, 1], privileged_obs[i, 2] = vx, vy, vz
     privileged_obs[i, 3], privileged_obs[i, 4], privileged_obs[i, 5] = wx, wy, wz
     privileged_obs[i, 6], privileged_obs[i, 7], privileged_obs[i, 8] = gx, gy, gz
-    privileged_obs[i, 9] = qpos[i, root_q + 2]
+    privileged_obs[i, 9] = height
     for f in range(NUM_FEET):
         privileged_obs[i, 10 + f] = 1.0 if contact[i, f] else 0.0
         privileged_obs[i, 12 + f] = foot_height[i, f]
@@ -213,7 +224,7 @@ def _compute(
     weights, params, vx_range, vy_range, yaw_range, phase_offsets,
 ):  # fmt: skip
     dt = params[0]
-    sigma = params[1]
+    inv_sigma = 1.0 / params[1]
     height_target = params[2]
     air_target = params[3]
     gait_step = params[4]
@@ -223,31 +234,32 @@ def _compute(
     min_height = params[8]
     resample_steps = np.int64(params[9])
     zero_probability = params[10]
+    inv_dt = 1.0 / dt
     for i in nb.prange(obs.shape[0]):
-        q = (qpos[i, root_q + 3], qpos[i, root_q + 4], qpos[i, root_q + 5], qpos[i, root_q + 6])
-        vx, vy, vz = rotate_inverse(q, qvel[i, root_d], qvel[i, root_d + 1], qvel[i, root_d + 2])
-        wx, wy, wz = qvel[i, root_d + 3], qvel[i, root_d + 4], qvel[i, root_d + 5]
-        gx, gy, gz = projected_gravity(q)
-        height = qpos[i, root_q + 2]
+        vx, vy, vz, wx, wy, wz, gx, gy, gz, height = _base_state(i, qpos, qvel, root_q, root_d)
         moving = (command[i, 0] ** 2 + command[i, 1] ** 2) > 0.01 or abs(command[i, 2]) > 0.1
 
+        # one pass over the joints: reward sums and the joint slots of the observations
         torque_sq = 0.0
         action_rate = 0.0
         pose = 0.0
         limits = 0.0
         stand_dev = 0.0
         for j in range(NUM_JOINTS):
-            tau = actuator_force[i, actuator_ids[j]]
-            torque_sq += tau * tau
-            da = last_action[i, j] - previous_action[i, j]
-            action_rate += da * da
             qj = qpos[i, joint_q[j]]
             dq = qj - stand[j]
+            tau = actuator_force[i, actuator_ids[j]]
+            a = last_action[i, j]
+            da = a - previous_action[i, j]
+            torque_sq += tau * tau
+            action_rate += da * da
             pose += pose_weights[j] * dq * dq
             stand_dev += abs(dq)
             limits += max(0.0, qj - joint_high[j]) + max(0.0, joint_low[j] - qj)
+            _write_joint_obs(i, j, obs, privileged_obs, dq, qvel[i, joint_d[j]], a, tau)
 
         phase[i] = (phase[i] + gait_step) % (2.0 * math.pi)
+        sin_phase, cos_phase = math.sin(phase[i]), math.cos(phase[i])
         air_reward = 0.0
         slip = 0.0
         phase_error = 0.0
@@ -262,45 +274,43 @@ def _compute(
                 air_reward += min(air_time[i, f] - air_target, air_target)
             if in_contact:
                 air_time[i, f] = 0.0
-                fvx = (px - previous_foot_pos[i, f, 0]) / dt
-                fvy = (py - previous_foot_pos[i, f, 1]) / dt
+                fvx = (px - previous_foot_pos[i, f, 0]) * inv_dt
+                fvy = (py - previous_foot_pos[i, f, 1]) * inv_dt
                 slip += fvx * fvx + fvy * fvy
             contact[i, f] = in_contact
             previous_foot_pos[i, f, 0], previous_foot_pos[i, f, 1], previous_foot_pos[i, f, 2] = px, py, pz
-            s = math.sin(phase[i] + phase_offsets[f])
+            s = sin_phase * phase_offsets[f, 0] + cos_phase * phase_offsets[f, 1]  # sin(phase + offset)
             target = swing_height * s * s if (moving and s > 0.0) else 0.0
             phase_error += (pz - target) ** 2
 
         fell = gz > -cos_max_tilt or height < min_height
         lin_error = (command[i, 0] - vx) ** 2 + (command[i, 1] - vy) ** 2
-        terms = (
-            exp_tracking(lin_error, sigma),
-            exp_tracking((command[i, 2] - wz) ** 2, sigma),
-            vz * vz,
-            wx * wx + wy * wy,
-            gx * gx + gy * gy,
-            (height - height_target) ** 2,
-            torque_sq,
-            action_rate,
-            pose,
-            air_reward if moving else 0.0,
-            math.exp(-phase_error / 0.0025),
-            slip,
-            limits,
-            0.0 if moving else stand_dev,
-            1.0 if fell else 0.0,
-        )
-        total = 0.0
-        for k in range(len(terms)):
-            value = weights[k] * terms[k]
-            reward_terms[i, k] = value
-            total += value
-        reward[i] = total
+        yaw_error = (command[i, 2] - wz) ** 2
+        # the 15 terms, in REWARD_NAMES order
+        t0 = weights[0] * math.exp(-lin_error * inv_sigma)
+        t1 = weights[1] * math.exp(-yaw_error * inv_sigma)
+        t2 = weights[2] * vz * vz
+        t3 = weights[3] * (wx * wx + wy * wy)
+        t4 = weights[4] * (gx * gx + gy * gy)
+        t5 = weights[5] * (height - height_target) ** 2
+        t6 = weights[6] * torque_sq
+        t7 = weights[7] * action_rate
+        t8 = weights[8] * pose
+        t9 = weights[9] * air_reward if moving else 0.0
+        t10 = weights[10] * math.exp(-phase_error * 400.0)  # exp(-error / 0.0025)
+        t11 = weights[11] * slip
+        t12 = weights[12] * limits
+        t13 = 0.0 if moving else weights[13] * stand_dev
+        t14 = weights[14] if fell else 0.0
+        reward_terms[i, 0], reward_terms[i, 1], reward_terms[i, 2], reward_terms[i, 3], reward_terms[i, 4] = t0, t1, t2, t3, t4
+        reward_terms[i, 5], reward_terms[i, 6], reward_terms[i, 7], reward_terms[i, 8], reward_terms[i, 9] = t5, t6, t7, t8, t9
+        reward_terms[i, 10], reward_terms[i, 11], reward_terms[i, 12], reward_terms[i, 13], reward_terms[i, 14] = t10, t11, t12, t13, t14
+        reward[i] = t0 + t1 + t2 + t3 + t4 + t5 + t6 + t7 + t8 + t9 + t10 + t11 + t12 + t13 + t14
         terminated[i] = fell
 
         if episode_step[i] % resample_steps == 0:
             _sample_command(i, command, rng, vx_range, vy_range, yaw_range, zero_probability)
-        _write_obs(i, obs, privileged_obs, qpos, qvel, root_q, root_d, joint_q, joint_d, stand, last_action, command, phase, contact, air_time, foot_height, actuator_force, actuator_ids)
+        _write_base_obs(i, obs, privileged_obs, vx, vy, vz, wx, wy, wz, gx, gy, gz, height, command, sin_phase, cos_phase, contact, air_time, foot_height)
 
 
 @nb.njit(cache=True)
@@ -344,7 +354,10 @@ def _observe(ids, obs, privileged_obs, qpos, qvel, site_xpos, root_q, root_d, jo
             for d in range(3):
                 previous_foot_pos[i, f, d] = site_xpos[i, s_id, d]
             foot_height[i, f] = site_xpos[i, s_id, 2]
-        _write_obs(i, obs, privileged_obs, qpos, qvel, root_q, root_d, joint_q, joint_d, stand, last_action, command, phase, contact, air_time, foot_height, actuator_force, actuator_ids)
+        for j in range(NUM_JOINTS):
+            _write_joint_obs(i, j, obs, privileged_obs, qpos[i, joint_q[j]] - stand[j], qvel[i, joint_d[j]], last_action[i, j], actuator_force[i, actuator_ids[j]])
+        vx, vy, vz, wx, wy, wz, gx, gy, gz, height = _base_state(i, qpos, qvel, root_q, root_d)
+        _write_base_obs(i, obs, privileged_obs, vx, vy, vz, wx, wy, wz, gx, gy, gz, height, command, math.sin(phase[i]), math.cos(phase[i]), contact, air_time, foot_height)
 
 
 # --- the task ------------------------------------------------------------------
@@ -392,7 +405,8 @@ class G1Joystick(Task):
                 cfg.zero_command_probability,
             ]
         )
-        self._phase_offsets = np.array(robot.WALK_PHASE_OFFSETS)
+        offsets = np.array(robot.WALK_PHASE_OFFSETS)
+        self._phase_offsets = np.stack([np.cos(offsets), np.sin(offsets)], axis=1)  # (feet, 2): sin(p + o) = sin p cos o + cos p sin o
         self._ranges = tuple(np.array(getattr(cfg, n), dtype=np.float64) for n in ("command_vx", "command_vy", "command_yaw"))
 
     obs_size = property(lambda self: OBS_SIZE)
