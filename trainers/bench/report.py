@@ -106,6 +106,6 @@ def write_png(path: Path, machine: dict, rows: list[dict]) -> Path:
     ax.set_title(f"unilab bench: {machine['cores']} cores, GPU {machine['gpu'] or 'none'}, device {machine['device']}",
                  fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
     return path
