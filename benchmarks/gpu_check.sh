@@ -4,7 +4,8 @@
 #   2. the GPU tests (pytest -m gpu tests/gpu),
 #   3. `unilab bench` on CUDA (python -m trainers.bench --device cuda),
 #   4. a short Go1 training run with the bundled PPO on CUDA,
-# then prints one table. Files (bench.json, bench.png, logs, summary) go to $OUT (or
+# then prints one table (stage limits 90+110+190+80 s: under 8 minutes even when each runs out).
+# Files (bench.json, bench.png, pytest.xml, train.json, logs, summary.txt) go to $OUT (or
 # runs/gpu_check). The machine has no network: fetch the wheels first, here, with
 #   bash benchmarks/fetch_gpu_wheels.sh          # -> .whl/ (git-excluded)
 # and carry that folder along (device tool: carry=[".whl"]). WHEELS_DIR overrides its path.
@@ -19,7 +20,7 @@ PY="${PYTHON:-python3}"
 DEVICE="${DEVICE:-cuda}"            # DEVICE=cpu BENCH_ARGS=--quick TRAIN_ENVS=64 TRAIN_ITERS=2: a dry run anywhere
 BENCH_ARGS="${BENCH_ARGS:-}"
 TRAIN_ENVS="${TRAIN_ENVS:-4096}"
-TRAIN_ITERS="${TRAIN_ITERS:-40}"
+TRAIN_ITERS="${TRAIN_ITERS:-30}"
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 MPLBACKEND=Agg
 LOG="$OUT/gpu_check.log"
@@ -84,10 +85,10 @@ print(json.dumps(summary))
 open(f"{out}/train.json", "w").write(json.dumps(summary, indent=2))
 PYEOF
 
-stage install 150 install
-stage gpu_tests 150 "$PY" -m pytest -m gpu tests/gpu -q -rs -p no:cacheprovider --junitxml="$OUT/pytest.xml"
-stage bench 210 "$PY" -m trainers.bench --device "$DEVICE" --out "$OUT" $BENCH_ARGS
-stage train_go1 120 "$PY" "$TRAIN_PY" "$OUT" "$DEVICE" "$TRAIN_ENVS" "$TRAIN_ITERS"
+stage install 90 install
+stage gpu_tests 110 "$PY" -m pytest -m gpu tests/gpu -q -rs -p no:cacheprovider --junitxml="$OUT/pytest.xml"
+stage bench 190 "$PY" -m trainers.bench --device "$DEVICE" --rows "${BENCH_ROWS:-1,2,3,4,5,6}" --out "$OUT" $BENCH_ARGS
+stage train_go1 80 "$PY" "$TRAIN_PY" "$OUT" "$DEVICE" "$TRAIN_ENVS" "$TRAIN_ITERS"
 
 "$PY" - "$OUT" "${STATUS[install]}" "${SECS[install]}" "${STATUS[gpu_tests]}" "${SECS[gpu_tests]}" \
   "${STATUS[bench]}" "${SECS[bench]}" "${STATUS[train_go1]}" "${SECS[train_go1]}" "$(( $(date +%s) - START ))" <<'PYEOF' | tee "$OUT/summary.txt"
