@@ -36,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     t = sub.add_parser("train", help="train a policy (bundled PPO, or SB3 with --algo sb3-*)",
+                       usage="unilab train [options] [key=value ...]",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
                        epilog="overrides: key=value pairs on the config, e.g. algo.learning_rate=3e-4 "
                               "policy.actor_hidden=[128,128] log.tensorboard=false")
@@ -51,14 +52,14 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--torch-threads", type=int, help="torch intra-op threads (default: leave torch's choice)")
     t.add_argument("--no-progress", action="store_true", help="no progress bar (periodic lines instead)")
     t.add_argument("--print-config", action="store_true", help="print the resolved config and exit")
-    t.add_argument("overrides", nargs="*", metavar="key=value")
+    t.set_defaults(overrides=[])
 
     e = sub.add_parser("eval", help="run the deterministic policy of a checkpoint; optional video")
     e.add_argument("checkpoint", help="checkpoint file or run directory")
     e.add_argument("--episodes", type=int, default=10)
     e.add_argument("--num-envs", type=int, help="parallel envs (default: min(episodes, training num_envs))")
     e.add_argument("--task", help="evaluate on another task id with the same spaces")
-    e.add_argument("--video", help="video path (.mp4 or .gif); default <run>/eval.mp4")
+    e.add_argument("--video", help="video path (.mp4 needs imageio-ffmpeg, or .gif); default <run>/eval.mp4 or .gif")
     e.add_argument("--no-video", action="store_true")
     e.add_argument("--device", default="cpu")
     e.add_argument("--seed", type=int, default=12345)
@@ -140,7 +141,15 @@ def _eval(args: argparse.Namespace) -> int:
 
     ckpt = Path(args.checkpoint)
     run_dir = ckpt if ckpt.is_dir() else ckpt.parent
-    video = None if args.no_video else (args.video or str(run_dir / "eval.mp4"))
+    if args.no_video:
+        video = None
+    else:
+        try:
+            import imageio_ffmpeg  # noqa: F401
+            ext = "mp4"
+        except ImportError:
+            ext = "gif"
+        video = args.video or str(run_dir / f"eval.{ext}")
     try:
         res = evaluate(ckpt, episodes=args.episodes, num_envs=args.num_envs, task=args.task, video=video,
                        seed=args.seed, device=args.device)
@@ -165,7 +174,14 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    # key=value overrides may sit anywhere among the train flags
+    args, extra = parser.parse_known_args(argv)
+    bad = [e for e in extra if e.startswith("-") or "=" not in e or args.command != "train"]
+    if bad:
+        parser.error(f"unrecognized arguments: {' '.join(bad)}")
+    if args.command == "train":
+        args.overrides = list(extra)
     return {"train": _train, "eval": _eval, "export": _export}[args.command](args)
 
 

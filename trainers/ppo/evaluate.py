@@ -64,11 +64,13 @@ class _Dims:
 
 def evaluate(checkpoint: str | Path, episodes: int = 10, num_envs: int | None = None, task: str | None = None,
              video: str | Path | None = None, seed: int = 12345, device: str = "cpu",
-             max_video_frames: int = 1000, env_kwargs: dict | None = None) -> EvalResult:
+             max_video_frames: int = 1000, env_kwargs: dict | None = None, skip_first: bool = True) -> EvalResult:
     """Run the deterministic policy until ``episodes`` episodes finish; optionally film env 0.
 
     The video (``.mp4`` needs ``imageio-ffmpeg``; otherwise, or for ``.gif``, a GIF is
-    written) shows env 0's first episode through ``render_mode="rgb_array"``.
+    written) shows one whole episode of env 0 through ``render_mode="rgb_array"``.
+    ``skip_first``: leave out each env's first episode, which may be partial when the
+    env spreads episode start times at reset.
     """
     policy, cfg, ckpt = load_policy(checkpoint, device)
     task = task or cfg.task
@@ -84,9 +86,12 @@ def evaluate(checkpoint: str | Path, episodes: int = 10, num_envs: int | None = 
         obs, info = env.reset(seed=seed)
         ret = np.zeros(num_envs)
         length = np.zeros(num_envs, np.int64)
+        # envs may spread episode start times at reset: each env's first episode can be a
+        # partial one, so it is skipped (and env 0's second episode is filmed)
+        seen = np.zeros(num_envs, np.int64) if skip_first else np.ones(num_envs, np.int64)
         returns, lengths, terms, successes = [], [], [], []
         frames: list[np.ndarray] = []
-        filming = video is not None
+        filming = video is not None and not skip_first
         pending = np.zeros(num_envs, bool)  # NEXT_STEP: the next step resets these rows
         same_step = autoreset_mode(env) == gym.vector.AutoresetMode.SAME_STEP
         if filming:
@@ -100,16 +105,21 @@ def evaluate(checkpoint: str | Path, episodes: int = 10, num_envs: int | None = 
             length += valid
             done = (np.asarray(term) | np.asarray(trunc)) & valid
             if filming:
-                if len(frames) < max_video_frames:
+                if not (done[0] and same_step):  # SAME_STEP: env 0 already shows the next episode
                     frames.append(_frame(env.render()))
-                if done[0]:
+                if done[0] or len(frames) >= max_video_frames:
                     filming = False
             for i in np.flatnonzero(done):
-                returns.append(ret[i])
-                lengths.append(length[i])
-                terms.append(bool(term[i]))
-                if "is_success" in info:
-                    successes.append(bool(info["is_success"][i]))
+                if seen[i] > 0:
+                    returns.append(ret[i])
+                    lengths.append(length[i])
+                    terms.append(bool(term[i]))
+                    if "is_success" in info:
+                        successes.append(bool(info["is_success"][i]))
+            seen += done
+            if video is not None and done[0] and seen[0] == 1 and not frames:
+                filming = True
+                frames.append(_frame(env.render()))
             ret[done] = 0.0
             length[done] = 0
             if not same_step:
