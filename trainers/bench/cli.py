@@ -57,7 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="unilab bench", description="Side-by-side performance ratios, one table. Rows: "
                                 + "; ".join(f"{k} {v}" for k, v in ROWS.items()))
     p.add_argument("--quick", action="store_true", help="small sizes (tests / CI); ratios are not meaningful")
-    p.add_argument("--rows", type=parse_rows, default=[1, 2, 3, 4, 5], help="comma-separated rows (default 1,2,3,4,5)")
+    p.add_argument("--rows", type=parse_rows, default=[1, 2, 3, 4, 5],
+                   help="comma-separated rows (default 1,2,3,4,5; row 6 is opt-in)")
     p.add_argument("--out", type=Path, default=Path("runs/bench"), help="folder for bench.json and bench.png")
     p.add_argument("--device", default="auto", help="learner device for rows 3-5: auto, cpu, cuda[:i]")
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: UNILAB_NUM_THREADS or all)")
@@ -90,8 +91,6 @@ def run_row(row: int, sizes: Sizes, device, threads: int, tasks: list[str]) -> l
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    import torch
-
     from trainers.ppo.runner import resolve_device
     from unilab_envs.threads import configure_threads
 
@@ -127,7 +126,6 @@ def main(argv: list[str] | None = None) -> int:
     js = report.write_json(args.out / "bench.json", machine, rows)
     png = report.write_png(args.out / "bench.png", machine, rows)
     print(f"wrote {js} and {png}")
-    del torch
     return 1 if any(r.get("error") for r in rows) else 0
 
 
