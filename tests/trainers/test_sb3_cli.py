@@ -6,9 +6,10 @@ import argparse
 
 import pytest
 import yaml
-from stable_baselines3 import SAC
+from stable_baselines3 import PPO, SAC
 from stable_baselines3.common.vec_env import VecNormalize
 
+from trainers.common.logging import read_csv
 from trainers.sb3.cli import train_sb3
 from trainers.sb3.config import load_config
 from trainers.sb3.env import make_sb3_env
@@ -17,7 +18,7 @@ from trainers.sb3.testing import register_toy
 
 def _args(tmp_path, algo, **kw):
     base = dict(algo=algo, task=register_toy(), num_envs=8, total_steps=640, device="cpu", seed=0,
-                out=str(tmp_path / algo), config=None, overrides=[])
+                out=str(tmp_path / algo), config=None, overrides=[], no_progress=True)
     base.update(kw)
     return argparse.Namespace(**base)
 
@@ -31,15 +32,26 @@ def test_train_ppo_writes_run_directory(tmp_path):
     out = path.parent
     assert path.name == "model.zip" and path.exists()
     assert (out / "model_vecnormalize.pkl").exists()
-    assert list(out.glob("events.out.tfevents.*"))
-    assert (out / "progress.csv").read_text().count("\n") >= 2
+    assert (out / "checkpoint.zip").exists() and (out / "checkpoint_vecnormalize.pkl").exists()
+    assert list((out / "tb").glob("events.out.tfevents.*"))
     assert (out / "learning_curve.png").stat().st_size > 1000
-    assert sorted(p.name for p in (out / "checkpoints").glob("*.zip"))
-    assert not list(out.rglob("*.tmp*"))
+    assert not [p for p in out.iterdir() if "tmp" in p.name]
     saved = yaml.safe_load((out / "config.yaml").read_text())
     assert saved["algo_kwargs"]["learning_rate"] == 1e-3 and saved["algo_kwargs"]["n_steps"] == 16
-    header = (out / "progress.csv").read_text().splitlines()[0]
-    assert "reward/distance" in header and "rollout/ep_rew_mean" in header
+    cols = read_csv(out / "progress.csv")
+    for key in ("step", "episode/return", "reward/distance", "reward/effort", "train/value_loss"):
+        assert key in cols, sorted(cols)
+    assert cols["step"][-1] >= 640
+    assert any(v == v for v in cols["train/value_loss"])  # not all NaN: declared up front, filled later
+
+
+def test_resume_continues_to_total_steps(tmp_path):
+    small = ["algo_kwargs.n_steps=16", "algo_kwargs.batch_size=64", "algo_kwargs.n_epochs=1"]
+    first = train_sb3(_args(tmp_path, "sb3-ppo", total_steps=256, overrides=small))
+    path = train_sb3(_args(tmp_path, "sb3-ppo", total_steps=512, overrides=small, resume=str(first.parent)))
+    assert PPO.load(path, device="cpu").num_timesteps >= 512
+    steps = read_csv(path.parent / "progress.csv")["step"]
+    assert steps == sorted(steps) and steps[-1] >= 512
 
 
 def test_train_sac_and_reload(tmp_path):

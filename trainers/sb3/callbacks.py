@@ -1,18 +1,27 @@
-"""SB3 callbacks: reward terms into the logger, atomic checkpoints, a learning curve."""
+"""SB3 callbacks and logging: reward terms into the logger, atomic checkpoints, and an
+SB3 logger writing the bundled runner's ``progress.csv`` + ``tb/``."""
 
 from __future__ import annotations
 
-import csv
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.logger import HumanOutputFormat, KVWriter, Logger
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper, VecNormalize
 
 from trainers.sb3.adapter import SB3VecEnv
 
-__all__ = ["CheckpointCallback", "LearningCurveCallback", "RewardTermsCallback", "find_adapter", "plot_learning_curve"]
+__all__ = [
+    "CheckpointCallback",
+    "RewardTermsCallback",
+    "RunLoggerWriter",
+    "find_adapter",
+    "save_model",
+    "sb3_logger",
+]
 
 
 def find_adapter(env: VecEnv) -> SB3VecEnv | None:
@@ -71,65 +80,70 @@ def save_model(model, out: Path, name: str = "model") -> Path:
 
 
 class CheckpointCallback(BaseCallback):
-    """Every ``save_freq`` env steps (summed over envs), atomically write
-    ``checkpoints/step_<n>.zip`` (+ VecNormalize stats) under ``out``."""
+    """Every ``save_freq`` env steps (summed over envs), atomically rewrite
+    ``<out>/checkpoint.zip`` and ``checkpoint_vecnormalize.pkl`` (the runner's
+    "latest checkpoint" convention); ``keep=True`` also keeps ``checkpoint_<steps>.zip``."""
 
-    def __init__(self, out: str | Path, save_freq: int, verbose: int = 0):
+    def __init__(self, out: str | Path, save_freq: int, keep: bool = False, verbose: int = 0):
         super().__init__(verbose)
-        self.dir = Path(out) / "checkpoints"
+        self.dir = Path(out)
         self.save_freq = max(int(save_freq), 1)
+        self.keep = keep
         self._next = self.save_freq
 
     def _on_step(self) -> bool:
         if self.num_timesteps >= self._next:
-            self._next += self.save_freq
-            save_model(self.model, self.dir, f"step_{self.num_timesteps}")
+            self._next = (self.num_timesteps // self.save_freq + 1) * self.save_freq
+            save_model(self.model, self.dir, "checkpoint")
+            if self.keep:
+                save_model(self.model, self.dir, f"checkpoint_{self.num_timesteps}")
         return True
 
 
-class LearningCurveCallback(BaseCallback):
-    """Records (env steps, mean return of the last 100 episodes) after each rollout."""
-
-    def __init__(self, verbose: int = 0):
-        super().__init__(verbose)
-        self.steps: list[int] = []
-        self.returns: list[float] = []
-
-    def _on_step(self) -> bool:
-        return True
-
-    def _on_rollout_end(self) -> None:
-        buf = self.model.ep_info_buffer
-        if buf:
-            self.steps.append(self.num_timesteps)
-            self.returns.append(float(np.mean([ep["r"] for ep in buf])))
-
-    def write(self, out: str | Path, title: str = "") -> Path | None:
-        """Write ``learning_curve.csv`` and ``learning_curve.png``; the PNG path, or None
-        when no episode finished."""
-        out = Path(out)
-        with open(out / "learning_curve.csv", "w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(["env_steps", "ep_return_mean"])
-            w.writerows(zip(self.steps, self.returns))
-        if not self.steps:
-            return None
-        return plot_learning_curve(self.steps, self.returns, out / "learning_curve.png", title)
+# SB3 logger -> the runner's RunLogger (progress.csv + tb/), same column names
+_RENAME = {"rollout/ep_rew_mean": "episode/return", "rollout/ep_len_mean": "episode/length",
+           "rollout/success_rate": "episode/success"}
+_TRAIN_KEYS = {
+    "sb3-ppo": ["train/approx_kl", "train/clip_fraction", "train/clip_range", "train/entropy_loss",
+                "train/explained_variance", "train/learning_rate", "train/loss", "train/policy_gradient_loss",
+                "train/value_loss", "train/std", "train/n_updates"],
+    "sb3-sac": ["train/actor_loss", "train/critic_loss", "train/ent_coef", "train/ent_coef_loss",
+                "train/learning_rate", "train/n_updates"],
+    "sb3-td3": ["train/actor_loss", "train/critic_loss", "train/learning_rate", "train/n_updates"],
+}
 
 
-def plot_learning_curve(steps, returns, path: Path, title: str = "") -> Path:
-    """A PNG of mean episode return against env steps (no global pyplot state)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+class RunLoggerWriter(KVWriter):
+    """An SB3 ``KVWriter`` onto ``trainers.common.logging.RunLogger``: one CSV row and
+    TensorBoard point per SB3 dump, keyed by env steps, with the bundled runner's names
+    for episode stats (``episode/return``, ``episode/length``, ``episode/success``), so
+    ``trainers.common.plotting`` draws both. The CSV's columns are fixed by its first
+    row, so keys SB3 only logs later (``train/*``) are declared up front."""
 
-    fig = Figure(figsize=(6, 4))
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
-    ax.plot(steps, returns)
-    ax.set_xlabel("env steps")
-    ax.set_ylabel("mean episode return (last 100)")
-    ax.set_title(title)
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    return path
+    def __init__(self, out: str | Path, expected_keys: list[str] = (), resume_step: int | None = None):
+        from trainers.common.logging import RunLogger
+
+        self.run_logger = RunLogger(out, resume_step=resume_step)
+        self.expected = ["episode/return", "episode/length", *(_RENAME.get(k, k) for k in expected_keys)]
+        self.dumps = 0
+
+    def write(self, key_values: dict, key_excluded: dict, step: int = 0) -> None:
+        scalars = {}
+        for key, value in key_values.items():
+            if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
+                scalars[_RENAME.get(key, key)] = float(value)
+        if self.dumps == 0:
+            scalars = {**dict.fromkeys(self.expected, float("nan")), **scalars}
+        self.dumps += 1
+        self.run_logger.log(step, self.dumps, scalars)
+
+    def close(self) -> None:
+        self.run_logger.close()
+
+
+def sb3_logger(out: str | Path, algo: str = "", stdout: bool = True, resume_step: int | None = None) -> Logger:
+    """SB3 ``Logger`` writing ``<out>/progress.csv`` and ``<out>/tb/`` like the bundled runner."""
+    formats: list[KVWriter] = [RunLoggerWriter(out, _TRAIN_KEYS.get(algo, []), resume_step)]
+    if stdout:
+        formats.append(HumanOutputFormat(sys.stdout))
+    return Logger(folder=str(out), output_formats=formats)

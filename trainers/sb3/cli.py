@@ -1,15 +1,18 @@
 """``unilab train --algo sb3-ppo|sb3-sac|sb3-td3 --task ...``: SB3 on a UniLab task.
 
-``trainers/cli.py`` parses the command line and calls ``train_sb3(args)``. Output
-layout under ``args.out``::
+``trainers/cli.py`` parses the command line and calls ``train_sb3(args)``. The run
+directory ``args.out`` follows the bundled runner's layout::
 
-    config.yaml                       resolved config (defaults <- --config <- overrides)
-    events.out.tfevents.*             TensorBoard (rollout/*, train/*, reward/<term>)
-    progress.csv                      the same scalars as CSV
-    checkpoints/step_<n>.zip          periodic checkpoints, written atomically
-    checkpoints/step_<n>_vecnormalize.pkl
-    model.zip, model_vecnormalize.pkl the final model and its VecNormalize statistics
-    learning_curve.csv / .png         mean episode return against env steps
+    config.yaml                   resolved config (defaults <- --config <- overrides)
+    progress.csv                  one row per SB3 log dump, keyed by env steps: episode/return,
+                                  episode/length, reward/<term>, train/*, time/*
+    tb/                           TensorBoard events (same scalars)
+    checkpoint.zip                latest checkpoint, rewritten atomically every checkpoint_every
+    checkpoint_vecnormalize.pkl   its VecNormalize statistics
+    model.zip, model_vecnormalize.pkl   the final model and statistics (also after Ctrl-C)
+    learning_curve.png            return and reward terms against env steps
+
+``--resume <checkpoint.zip | run dir>`` continues a run up to ``--total-steps``.
 
 Reload for evaluation::
 
@@ -25,14 +28,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+import torch
 import yaml
 from stable_baselines3 import PPO, SAC, TD3
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.callbacks import CallbackList
-from stable_baselines3.common.logger import configure
-from stable_baselines3.common.vec_env import VecEnv
+from stable_baselines3.common.vec_env import VecEnv, VecNormalize
 
-from trainers.sb3.callbacks import CheckpointCallback, LearningCurveCallback, RewardTermsCallback, save_model
+from trainers.common.plotting import plot_learning_curve
+from trainers.sb3.callbacks import CheckpointCallback, RewardTermsCallback, save_model, sb3_logger
 from trainers.sb3.config import ALGOS, SB3TrainConfig, load_config
 from trainers.sb3.env import make_sb3_env
 from trainers.sb3.noise import BatchedNormalActionNoise
@@ -73,33 +77,65 @@ def build_model(algo: str, env: VecEnv, cfg: SB3TrainConfig, *, seed: int | None
                                tensorboard_log=tensorboard_log, **kwargs)
 
 
+def _resume_paths(resume: str | Path) -> tuple[Path, Path]:
+    path = Path(resume)
+    if path.is_dir():
+        path = next((path / n for n in ("checkpoint.zip", "model.zip") if (path / n).exists()), path / "checkpoint.zip")
+    if not path.exists():
+        raise FileNotFoundError(f"--resume: no SB3 checkpoint at {path}")
+    return path, path.with_name(path.stem + "_vecnormalize.pkl")
+
+
 def train_sb3(args: argparse.Namespace) -> Path:
     """Train an SB3 agent on ``args.task``; returns the final model path.
 
     Reads ``args.algo, task, num_envs, total_steps, device, seed, out`` and, when
-    present, ``config`` (YAML path) and ``overrides`` (list of ``key=value``).
+    present, ``config`` (YAML path), ``overrides`` (``key=value`` list), ``resume``
+    (checkpoint zip or run directory), ``torch_threads``, ``no_progress`` (no stdout
+    table) and ``print_config`` (print the resolved config and return its path).
+    Ctrl-C stops training, then saves the model and the curve as at the end.
     """
     algo = args.algo
     if algo not in _ALGO_CLASSES:
         raise ValueError(f"unknown SB3 algo {algo!r}; choose one of {ALGOS}")
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     cfg = load_config(algo, args.num_envs, getattr(args, "config", None), getattr(args, "overrides", None))
     seed = getattr(args, "seed", None)
+    device = getattr(args, "device", None) or "auto"
     run_info = {"algo": algo, "task": args.task, "num_envs": args.num_envs, "total_steps": args.total_steps,
-                "seed": seed, "device": getattr(args, "device", "auto"), **cfg.to_dict()}
-    (out / "config.yaml").write_text(yaml.safe_dump(json.loads(json.dumps(run_info, default=str)), sort_keys=False))
+                "seed": seed, "device": device, **cfg.to_dict()}
+    text = yaml.safe_dump(json.loads(json.dumps(run_info, default=str)), sort_keys=False)
+    if getattr(args, "print_config", False):
+        print(text, end="")
+        return out / "config.yaml"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "config.yaml").write_text(text)
+    if getattr(args, "torch_threads", None):
+        torch.set_num_threads(args.torch_threads)
 
     env = build_env(args.task, args.num_envs, cfg, seed)
     try:
-        model = build_model(algo, env, cfg, seed=seed, device=getattr(args, "device", None) or "auto")
-        model.set_logger(configure(str(out), ["stdout", "csv", "tensorboard"]))
-        curve = LearningCurveCallback()
-        every = cfg.checkpoint_every or max(args.total_steps // 10, args.num_envs)
-        callbacks = CallbackList([RewardTermsCallback(), curve, CheckpointCallback(out, every)])
-        model.learn(total_timesteps=int(args.total_steps), callback=callbacks, log_interval=cfg.log_interval)
+        if getattr(args, "resume", None):
+            ckpt, stats = _resume_paths(args.resume)
+            if stats.exists() and isinstance(env, VecNormalize):
+                env = VecNormalize.load(str(stats), env.venv)
+            model = _ALGO_CLASSES[algo].load(ckpt, env=env, device=device)
+            print(f"[unilab] resumed {ckpt} at {model.num_timesteps} env steps")
+        else:
+            model = build_model(algo, env, cfg, seed=seed, device=device)
+        start = model.num_timesteps
+        model.set_logger(sb3_logger(out, algo, stdout=not getattr(args, "no_progress", False),
+                                    resume_step=start or None))
+        every = cfg.checkpoint_every or max(int(args.total_steps) // 10, args.num_envs)
+        callbacks = CallbackList([RewardTermsCallback(), CheckpointCallback(out, every)])
+        try:
+            model.learn(total_timesteps=max(int(args.total_steps) - start, 0), callback=callbacks,
+                        log_interval=cfg.log_interval, reset_num_timesteps=not start)
+        except KeyboardInterrupt:
+            print(f"[unilab] interrupted at {model.num_timesteps} env steps; saving")
         path = save_model(model, out, "model")
-        curve.write(out, title=f"{algo} on {args.task}")
+        model.logger.close()
+        plot_learning_curve(out / "progress.csv", out / "learning_curve.png", title=f"{algo} on {args.task}")
     finally:
         env.close()
     return path
