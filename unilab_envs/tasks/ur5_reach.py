@@ -10,7 +10,8 @@ controller does). Episodes end on the time limit only (3 s, 75 steps): no
 termination, reaching the target does not end the episode, so the policy
 learns to reach *and stay*; ``info["is_success"]`` says whether the end
 effector is within ``success_threshold`` of the target after the step (for a
-row that just finished under SAME_STEP autoreset: at its final step).
+row that just finished under SAME_STEP autoreset: at its final step, which is
+what SB3's ``is_success`` logging reads; ``reset()`` does not recompute it).
 
 The end-effector position is the site ``attachment_site``'s ``site_xpos``, a
 derived field; the task sets ``step_stage = mjSTAGE_POS`` so the batch runs
@@ -68,7 +69,6 @@ OBS_GROUPS = {
 }
 OBS_SIZE = 33
 NUM_JOINTS = 6
-EPISODE_STEPS = 75
 
 
 @dataclass(frozen=True)
