@@ -33,8 +33,9 @@ from __future__ import annotations
 
 import dataclasses
 import types
-from typing import Any, Mapping, TypeVar
+from typing import Any, Callable, Mapping, TypeVar
 
+import numba as nb
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv, VectorWrapper
 
@@ -43,7 +44,39 @@ from unilab_envs.core.rng import seed_streams
 
 T = TypeVar("T")
 
-__all__ = ["Sim2RealWrapper", "make_config", "group_columns", "frozen_mapping", "as_range", "require", "require_range"]
+__all__ = ["Sim2RealWrapper", "row_kernel", "make_config", "group_columns", "frozen_mapping", "as_range", "require", "require_range"]
+
+#: batches at least this large run the per-env kernels on Numba's threads
+PARALLEL_MIN_ENVS = 2048
+
+
+# --- kernels -------------------------------------------------------------------
+
+
+class RowKernel:
+    """A per-env kernel (its first argument is ``(N, ...)``), compiled twice.
+
+    The work per env is a few draws, so below :data:`PARALLEL_MIN_ENVS` envs
+    waking Numba's threads costs more than it saves: small batches run the
+    serial build, large ones the ``prange``-parallel build. Either way each
+    env only touches its own rows and RNG stream, so results are identical.
+    """
+
+    def __init__(self, fn: Callable) -> None:
+        self.serial = nb.njit(cache=True)(fn)
+        twin = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__ + "_parallel", fn.__defaults__, fn.__closure__)
+        twin.__qualname__ = fn.__qualname__ + "_parallel"  # its own cache file
+        self.parallel = nb.njit(parallel=True, cache=True)(twin)
+        self.__doc__, self.__name__ = fn.__doc__, fn.__name__
+
+    def __call__(self, *args):
+        kernel = self.parallel if args[0].shape[0] >= PARALLEL_MIN_ENVS else self.serial
+        return kernel(*args)
+
+
+def row_kernel(fn: Callable) -> RowKernel:
+    """Decorator: see :class:`RowKernel`."""
+    return RowKernel(fn)
 
 
 # --- configs -------------------------------------------------------------------
@@ -135,6 +168,7 @@ class Sim2RealWrapper(VectorWrapper):
         self._all = np.ones(n, bool)
         self._none = np.zeros(n, bool)
         self._started = np.zeros(n, bool)
+        self._action_shape = (n, *self.single_action_space.shape)
 
     # --- seeding -----------------------------------------------------------
     def _episode_seeds(self, seed: int | None) -> np.ndarray:
@@ -200,8 +234,13 @@ class Sim2RealWrapper(VectorWrapper):
     # --- helpers -----------------------------------------------------------
     def _check_actions(self, actions) -> np.ndarray:
         """Float32 ``(N, A)`` actions, or the error the base env would raise, now."""
+        if type(actions) is np.ndarray and actions.dtype == np.float32 and actions.shape == self._action_shape and actions.flags.c_contiguous:
+            if not np.isfinite(actions).all():
+                rows = np.flatnonzero(~np.isfinite(actions).all(axis=1))
+                raise ValueError(f"actions contain NaN or inf in envs {rows[:8].tolist()}; check the policy output before stepping")
+            return actions  # the fast path: a float32 batch (another wrapper's output, or the policy's)
         actions = np.asarray(actions)
-        expected = (self.num_envs, *self.single_action_space.shape)
+        expected = self._action_shape
         if actions.shape != expected:
             raise ValueError(f"actions must have shape {expected} (num_envs, action size), got {actions.shape}")
         if not np.issubdtype(actions.dtype, np.floating):

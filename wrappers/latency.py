@@ -26,7 +26,7 @@ import numpy as np
 from gymnasium.vector import VectorEnv
 
 from unilab_envs.core.rng import uniform
-from wrappers._base import Sim2RealWrapper, as_range, group_columns, make_config, require
+from wrappers._base import Sim2RealWrapper, row_kernel, as_range, group_columns, make_config, require
 
 MAX_DELAY = 1000
 
@@ -46,7 +46,7 @@ def _restart(started, rng, count, delay, low, high):
             delay[i] = _draw_delay(rng, i, low, high)
 
 
-@nb.njit(parallel=True, cache=True)
+@row_kernel
 def _delay_actions(actions, out, buf, head, count, delay):
     size = buf.shape[1]
     for i in nb.prange(actions.shape[0]):
@@ -75,7 +75,7 @@ def _push_read(i, src, dst, buf, head, count, delay, cols):
         dst[i, cols[c]] = buf[i, k, c]
 
 
-@nb.njit(parallel=True, cache=True)
+@row_kernel
 def _delay_obs(obs, out, final_in, final_out, touch, started, final, rng, buf, head, count, delay, cols, low, high):
     for i in nb.prange(obs.shape[0]):
         if not touch[i]:

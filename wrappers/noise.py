@@ -22,7 +22,7 @@ import numpy as np
 from gymnasium.vector import VectorEnv
 
 from unilab_envs.core.rng import normal, uniform
-from wrappers._base import Sim2RealWrapper, frozen_mapping, group_columns, make_config, require
+from wrappers._base import Sim2RealWrapper, row_kernel, frozen_mapping, group_columns, make_config, require
 
 DISTRIBUTIONS = ("gaussian", "uniform")
 MODES = ("additive", "multiplicative")
@@ -33,7 +33,7 @@ def _draw(rng, i, gaussian):
     return normal(rng, i) if gaussian else 2.0 * uniform(rng, i) - 1.0
 
 
-@nb.njit(parallel=True, cache=True)
+@row_kernel
 def _obs_noise(obs, out, final_in, final_out, touch, final, rng, cols, scale, gaussian, multiplicative):
     for i in nb.prange(obs.shape[0]):
         if not touch[i]:
@@ -51,7 +51,7 @@ def _obs_noise(obs, out, final_in, final_out, touch, final, rng, cols, scale, ga
             out[i, j] = obs[i, j] * (1.0 + n) if multiplicative else obs[i, j] + n
 
 
-@nb.njit(parallel=True, cache=True)
+@row_kernel
 def _imu_drift(obs, out, final_in, final_out, touch, started, final, rng, bias, cols, bias_std, step_std):
     for i in nb.prange(obs.shape[0]):
         if not touch[i]:
@@ -71,7 +71,7 @@ def _imu_drift(obs, out, final_in, final_out, touch, started, final, rng, bias, 
             out[i, cols[c]] += bias[i, c]
 
 
-@nb.njit(parallel=True, cache=True)
+@row_kernel
 def _action_noise(actions, out, rng, scale, gaussian, multiplicative, clip):
     for i in nb.prange(actions.shape[0]):
         for j in range(actions.shape[1]):

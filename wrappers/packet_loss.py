@@ -35,7 +35,7 @@ import numpy as np
 from gymnasium.vector import VectorEnv
 
 from unilab_envs.core.rng import seed_streams, uniform
-from wrappers._base import Sim2RealWrapper, make_config, require
+from wrappers._base import Sim2RealWrapper, row_kernel, make_config, require
 
 MODELS = ("bernoulli", "gilbert_elliott")
 ACTION_STREAM = 16
@@ -127,7 +127,7 @@ def _init_channel(rng, bad, stationary_bad):
         bad[i] = uniform(rng, i) < stationary_bad
 
 
-@nb.njit(parallel=True, cache=True)
+@row_kernel
 def _lose_obs(obs, out, final_in, final_out, touch, started, final, rng, bad, held, lost, params):
     for i in nb.prange(obs.shape[0]):
         if not touch[i]:
@@ -151,7 +151,7 @@ def _lose_obs(obs, out, final_in, final_out, touch, started, final, rng, bad, he
             held[i, :] = obs[i, :]
 
 
-@nb.njit(parallel=True, cache=True)
+@row_kernel
 def _lose_actions(actions, out, rng, bad, held, lost, params):
     for i in nb.prange(actions.shape[0]):
         is_lost = _lost(rng, i, bad, params)

@@ -30,7 +30,7 @@ import numpy as np
 from gymnasium.vector import VectorEnv
 
 from unilab_envs.core.rng import uniform, uniform_range
-from wrappers._base import Sim2RealWrapper, as_range, make_config, require, require_range
+from wrappers._base import Sim2RealWrapper, row_kernel, as_range, make_config, require, require_range
 
 # --- shared per-env model fields ----------------------------------------------
 
@@ -116,7 +116,7 @@ def _draw_uniform(started, rng, low, high, out):
                 out[i, k] = uniform_range(rng, i, low[k], high[k])
 
 
-@nb.njit(parallel=True, cache=True)
+@row_kernel
 def _scale_actions(actions, out, gain):
     for i in nb.prange(actions.shape[0]):
         for j in range(actions.shape[1]):
