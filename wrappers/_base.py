@@ -23,6 +23,11 @@ noise, 12 IMU bias drift, 13 action latency, 14 observation latency, 15/16
 packet loss (observations/actions), 17 motor strength, 18 domain
 randomization, 19 pushes.
 
+Family. All wrappers subclass ``gymnasium.vector.VectorWrapper``: Gymnasium's
+``VectorObservationWrapper`` refuses SAME_STEP envs (it cannot see
+``final_obs``) and ``VectorActionWrapper`` has no hook after the step, and
+these wrappers need both.
+
 Outputs. Observation wrappers write into their own ``(N, O)`` buffers (never
 into the inner env's arrays) and hand out copies when the base env was built
 with ``copy=True`` (the default). The critic's ``info["privileged_obs"]`` is

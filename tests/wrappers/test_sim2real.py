@@ -53,6 +53,19 @@ def test_same_seed_same_perturbations_and_independent_of_threads():
     assert not np.array_equal(a, run(8, 1))
 
 
+def test_parallel_kernels_match_serial(monkeypatch):
+    """Large batches run the prange builds of the kernels; they draw exactly what the serial ones do."""
+    import wrappers._base
+
+    def run():
+        env = Sim2Real(make_go1(4, max_episode_steps=6, num_threads=2), profile="go1_real")
+        return _rollout(env, 12, seed=3)
+
+    serial = run()
+    monkeypatch.setattr(wrappers._base, "PARALLEL_MIN_ENVS", 1)
+    np.testing.assert_array_equal(run(), serial)
+
+
 def test_env_i_of_a_batch_equals_a_single_env_seeded_s_plus_i():
     overrides = {"random_push": {"interval_s": [0.1, 0.3]}}  # pushes happen within the window
     batch = Sim2Real(make_go1(3, max_episode_steps=10), profile="go1_real", overrides=overrides)
