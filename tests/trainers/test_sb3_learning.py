@@ -1,8 +1,8 @@
 """SB3 PPO learns through the adapter.
 
-UR5Reach is not registered yet and Go1 needs far more than a test budget on 2 cores,
-so the fast test uses Gymnasium's CartPole as a batched SyncVectorEnv (SAME_STEP).
-The ``slow`` test runs PPO on UniLab/Go1Joystick-v0 for a longer budget.
+``slow``: PPO on our batched UniLab/UR5Reach-v0 (minutes on 2 cores). The default
+run uses Gymnasium's CartPole as a SAME_STEP SyncVectorEnv through the same adapter,
+which learns in seconds.
 """
 
 from __future__ import annotations
@@ -30,18 +30,20 @@ def test_ppo_learns_cartpole_through_adapter():
     assert late >= max(4 * early, 120), (early, late)  # measured: 24 -> 171
 
 
-UR5, GO1 = "UniLab/UR5Reach-v0", "UniLab/Go1Joystick-v0"
+UR5 = "UniLab/UR5Reach-v0"
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(GO1 not in gym.registry, reason="Go1 not registered")
-def test_ppo_improves_go1_joystick():
-    task = UR5 if UR5 in gym.registry else GO1
-    env = make_sb3_env(task, 64, seed=0, normalize={"gamma": 0.97})
-    model = PPO("MlpPolicy", env, n_steps=32, batch_size=512, n_epochs=5, learning_rate=3e-4, gamma=0.97,
+@pytest.mark.skipif(UR5 not in gym.registry, reason=f"{UR5} not registered")
+def test_ppo_learns_ur5_reach_through_adapter():
+    """SB3 PPO on our batched UR5Reach (64 envs, VecNormalize), ~90k env steps.
+    Measured (2 shared cores, ~4 min): mean training return -1.1 -> 3.6."""
+    torch.set_num_threads(1)
+    env = make_sb3_env(UR5, 64, seed=0, normalize={"gamma": 0.97})
+    model = PPO("MlpPolicy", env, n_steps=32, batch_size=512, n_epochs=5, learning_rate=1e-3, gamma=0.97,
                 seed=0, device="cpu", policy_kwargs={"net_arch": [128, 128]})
-    model.learn(total_timesteps=64 * 32)
-    early = np.mean([ep["r"] for ep in model.ep_info_buffer])
-    model.learn(total_timesteps=300_000, reset_num_timesteps=False)
-    late = np.mean([ep["r"] for ep in model.ep_info_buffer])
-    assert late > early + 0.5 * abs(early), (early, late)
+    model.learn(total_timesteps=64 * 32 * 2)
+    early = float(np.mean([ep["r"] for ep in model.ep_info_buffer]))
+    model.learn(total_timesteps=88_000, reset_num_timesteps=False)
+    late = float(np.mean([ep["r"] for ep in model.ep_info_buffer]))
+    assert late > early + 2.0, (early, late)
