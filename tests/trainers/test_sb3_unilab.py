@@ -71,3 +71,25 @@ def test_fall_is_not_a_timeout(mode):
         assert s_term and not s_trunc
         np.testing.assert_array_equal(infos[i]["terminal_observation"], s_obs)
         assert infos[i]["TimeLimit.truncated"] is False
+
+
+UR5 = "UniLab/UR5Reach-v0"
+
+
+@pytest.mark.skipif(UR5 not in gym.registry, reason=f"{UR5} is not registered yet")
+def test_is_success_reaches_sb3_success_rate():
+    """Done rows carry the env's is_success of the terminal step; SB3 turns it into
+    rollout/success_rate (ep_success_buffer)."""
+    from stable_baselines3 import PPO
+
+    venv = gym.make_vec(UR5, num_envs=4, max_episode_steps=6, num_threads=1, spread_episode_starts=False)
+    env = SB3VecEnv(venv)
+    env.reset()
+    zero = np.zeros((4, env.action_space.shape[0]), np.float32)
+    for _ in range(6):
+        _, _, dones, infos = env.step(zero)
+    assert dones.all()
+    assert all(isinstance(infos[i]["is_success"], bool) for i in range(4))
+    model = PPO("MlpPolicy", env, n_steps=8, batch_size=32, n_epochs=1, device="cpu", seed=0)
+    model.learn(total_timesteps=32)
+    assert len(model.ep_success_buffer) > 0

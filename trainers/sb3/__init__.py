@@ -1,13 +1,36 @@
 """Stable-Baselines3 on UniLab's batched envs.
 
 - ``SB3VecEnv``: an SB3 ``VecEnv`` over any batched Gymnasium ``VectorEnv`` (ours or
-  Gymnasium's, SAME_STEP / NEXT_STEP autoreset), vectorized, with DummyVecEnv-exact
-  ``terminal_observation`` / ``TimeLimit.truncated`` infos;
-- ``make_sb3_env``: task id -> batched env -> wrappers -> adapter -> VecNormalize;
+  Gymnasium's; SAME_STEP, NEXT_STEP or DISABLED autoreset), vectorized, with
+  DummyVecEnv-exact ``terminal_observation`` / ``TimeLimit.truncated`` infos;
+- ``make_sb3_env``: task id -> batched env -> vector wrappers -> adapter -> VecNormalize;
 - ``RewardTermsCallback``: ``reward/<term>`` means into SB3's logger;
-- ``cli.train_sb3``: the ``unilab train --algo sb3-*`` entry point.
+- ``BatchedNormalActionNoise``: TD3/SAC exploration noise drawn for all envs at once;
+- ``trainers.sb3.cli.train_sb3``: ``unilab train --algo sb3-ppo|sb3-sac|sb3-td3``.
+
+    import unilab_envs
+    from stable_baselines3 import PPO
+    from trainers.sb3 import make_sb3_env, RewardTermsCallback
+
+    env = make_sb3_env("UniLab/UR5Reach-v0", 64, seed=0, normalize=True)
+    PPO("MlpPolicy", env).learn(1_000_000, callback=RewardTermsCallback())
 """
 
-from trainers.sb3.adapter import EMPTY_INFO, SB3VecEnv
+from trainers.sb3.adapter import EMPTY_INFO, SB3VecEnv, supports_reset_mask
+from trainers.sb3.callbacks import CheckpointCallback, RewardTermsCallback, find_adapter, save_model, sb3_logger
+from trainers.sb3.env import make_batched_env, make_sb3_env
+from trainers.sb3.noise import BatchedNormalActionNoise
 
-__all__ = ["EMPTY_INFO", "SB3VecEnv"]
+__all__ = [
+    "EMPTY_INFO",
+    "BatchedNormalActionNoise",
+    "CheckpointCallback",
+    "RewardTermsCallback",
+    "SB3VecEnv",
+    "find_adapter",
+    "make_batched_env",
+    "make_sb3_env",
+    "save_model",
+    "sb3_logger",
+    "supports_reset_mask",
+]
