@@ -27,7 +27,8 @@ class PPO:
         self.obs_normalizer = obs_normalizer
         self.critic_normalizer = critic_normalizer
         self.learning_rate = cfg.learning_rate
-        self.optimizer = torch.optim.Adam(policy.parameters(), lr=cfg.learning_rate)
+        # fused Adam: one kernel for all parameters (CPU and CUDA)
+        self.optimizer = torch.optim.Adam(policy.parameters(), lr=cfg.learning_rate, fused=True)
         self.amp = bool(cfg.amp and self.device.type == "cuda")
 
     # ------------------------------------------------------------------ acting
@@ -74,7 +75,7 @@ class PPO:
         """Backward, clip the global gradient norm, optimizer step; returns the pre-clip norm."""
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        norm = nn.utils.clip_grad_norm_(self.policy.parameters(), self.cfg.max_grad_norm)
+        norm = nn.utils.clip_grad_norm_(self.policy.parameters(), self.cfg.max_grad_norm, foreach=True)
         self.optimizer.step()
         return norm
 

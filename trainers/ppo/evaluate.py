@@ -28,6 +28,7 @@ class EvalResult:
     success_rate: float | None
     fall_rate: float           # fraction of episodes that ended terminated (not truncated)
     video: Path | None
+    reward_terms: dict = dataclasses.field(default_factory=dict)  # per-step means over the counted episodes
 
     def summary(self) -> str:
         s = (f"episodes {self.episodes}  return {self.mean_return:.3f} +- {self.std_return:.3f}  "
@@ -90,6 +91,8 @@ def evaluate(checkpoint: str | Path, episodes: int = 10, num_envs: int | None = 
         # partial one, so it is skipped (and env 0's second episode is filmed)
         seen = np.zeros(num_envs, np.int64) if skip_first else np.ones(num_envs, np.int64)
         returns, lengths, terms, successes = [], [], [], []
+        term_acc: dict[str, np.ndarray] = {}   # per-env running sums of each reward term
+        term_tot: dict[str, float] = {}
         frames: list[np.ndarray] = []
         filming = video is not None and not skip_first
         pending = np.zeros(num_envs, bool)  # NEXT_STEP: the next step resets these rows
@@ -104,6 +107,9 @@ def evaluate(checkpoint: str | Path, episodes: int = 10, num_envs: int | None = 
             ret += np.where(valid, reward, 0.0)
             length += valid
             done = (np.asarray(term) | np.asarray(trunc)) & valid
+            for k, v in info.get("reward_terms", {}).items():
+                acc = term_acc.setdefault(k, np.zeros(num_envs))
+                acc += np.where(valid, v, 0.0)
             if filming:
                 if not (done[0] and same_step):  # SAME_STEP: env 0 already shows the next episode
                     frames.append(_frame(env.render()))
@@ -116,6 +122,10 @@ def evaluate(checkpoint: str | Path, episodes: int = 10, num_envs: int | None = 
                     terms.append(bool(term[i]))
                     if "is_success" in info:
                         successes.append(bool(info["is_success"][i]))
+                    for k, acc in term_acc.items():
+                        term_tot[k] = term_tot.get(k, 0.0) + acc[i]
+            for acc in term_acc.values():
+                acc[done] = 0.0
             seen += done
             if video is not None and done[0] and seen[0] == 1 and not frames:
                 filming = True
@@ -131,7 +141,8 @@ def evaluate(checkpoint: str | Path, episodes: int = 10, num_envs: int | None = 
     return EvalResult(episodes=len(returns), mean_return=float(returns.mean()), std_return=float(returns.std()),
                       mean_length=float(np.mean(lengths[:episodes])),
                       success_rate=float(np.mean(successes[:episodes])) if successes else None,
-                      fall_rate=float(np.mean(terms[:episodes])), video=video_path)
+                      fall_rate=float(np.mean(terms[:episodes])), video=video_path,
+                      reward_terms={k: v / max(sum(lengths), 1) for k, v in term_tot.items()})
 
 
 def _frame(render) -> np.ndarray:

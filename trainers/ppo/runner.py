@@ -161,7 +161,9 @@ class Runner:
     def request_stop(self) -> None:
         self._stop = True
 
-    def learn(self, resume: str | Path | None = None) -> TrainResult:
+    def learn(self, resume: str | Path | None = None, callback=None) -> TrainResult:
+        """Train to ``cfg.total_steps``. ``callback(runner, stats) -> bool`` runs after each
+        iteration; returning True stops training (a checkpoint is saved as at the end)."""
         cfg = self.cfg
         self.out_dir.mkdir(parents=True, exist_ok=True)
         if resume is not None:
@@ -204,6 +206,8 @@ class Runner:
                 elif self.iteration % max(1, total_its // 20) == 0 or self.iteration == total_its:
                     print(f"[{cfg.task}] it {self.iteration}/{total_its} steps {self.env_steps} {_postfix(stats)}",
                           flush=True)
+                if callback is not None and callback(self, stats):
+                    break
                 due = (self.iteration % cfg.log.save_interval == 0
                        or cfg.log.save_minutes and time.perf_counter() - last_save > 60 * cfg.log.save_minutes)
                 if due and self.iteration < total_its:
@@ -276,11 +280,12 @@ def _install_stop_handlers(runner: Runner):
 
 
 def train(config: TrainConfig | dict | str | Path, env: gym.vector.VectorEnv | None = None,
-          resume: str | Path | None = None) -> TrainResult:
+          resume: str | Path | None = None, callback=None) -> TrainResult:
     """Train PPO from Python: ``trainers.ppo.train(load_config("UniLab/Go1Joystick-v0"))``.
 
     ``config``: a :class:`TrainConfig`, a dict of its fields, or a YAML path. ``env``: any
     Gymnasium ``VectorEnv`` (closed by the caller); by default one is made from ``config.task``.
+    ``callback(runner, stats) -> bool``: called after every iteration, True stops early.
     """
     from .config import from_dict, load_config
     if isinstance(config, (str, Path)):
@@ -289,6 +294,6 @@ def train(config: TrainConfig | dict | str | Path, env: gym.vector.VectorEnv | N
         config = from_dict(TrainConfig, config)
     runner = Runner(config, env)
     try:
-        return runner.learn(resume=resume)
+        return runner.learn(resume=resume, callback=callback)
     finally:
         runner.close()

@@ -86,17 +86,26 @@ class RolloutStorage:
         """
         B = self.batch_size
         size = B // num_minibatches
-        flat = lambda x: x.reshape(B, *x.shape[2:])  # noqa: E731
-        obs, acts, means = flat(self.obs), flat(self.actions), flat(self.action_means)
-        cobs = flat(self.critic_obs) if self.critic_obs is not None else obs
-        logp, vals, rets = flat(self.log_probs), flat(self.values), flat(self.returns)
-        adv = flat(self.advantages if advantages is None else advantages)
-        mask = flat(self.mask) if self.has_masked_rows else None
+        flat = lambda x: x.reshape(B, -1)  # noqa: E731
+        adv = self.advantages if advantages is None else advantages
+        parts = [self.obs] + ([self.critic_obs] if self.critic_obs is not None else []) + [
+            self.actions, self.action_means, self.log_probs, self.values, self.returns, adv]
+        if self.has_masked_rows:
+            parts.append(self.mask)
+        # one [B, F] table: a minibatch is a single row gather, then column views
+        table = torch.cat([flat(x) for x in parts], dim=1)
+        widths = [flat(x).shape[1] for x in parts]
         for _ in range(num_epochs):
             perm = torch.randperm(B, generator=generator, device=self.device)
             for i in range(num_minibatches):
-                idx = perm[i * size:(i + 1) * size]
-                mb_obs = obs[idx]
-                yield Minibatch(mb_obs, mb_obs if cobs is obs else cobs[idx], acts[idx], means[idx],
-                                logp[idx], vals[idx], rets[idx], adv[idx],
-                                mask[idx] if mask is not None else None)
+                cols = torch.split(table[perm[i * size:(i + 1) * size]], widths, dim=1)
+                obs = cols[0]
+                k = 1
+                if self.critic_obs is not None:
+                    cobs, k = cols[1], 2
+                else:
+                    cobs = obs
+                acts, means, logp, vals, rets, a = cols[k:k + 6]
+                mask = cols[k + 6].squeeze(1) if self.has_masked_rows else None
+                yield Minibatch(obs, cobs, acts, means, logp.squeeze(1), vals.squeeze(1), rets.squeeze(1),
+                                a.squeeze(1), mask)
