@@ -1,9 +1,5 @@
-"""SB3 PPO learns through the adapter.
-
-``slow``: PPO on our batched UniLab/UR5Reach-v0 (minutes on 2 cores). The default
-run uses Gymnasium's CartPole as a SAME_STEP SyncVectorEnv through the same adapter,
-which learns in seconds.
-"""
+"""SB3 PPO learns through the adapter: on our batched UniLab/UR5Reach-v0, and on
+Gymnasium's CartPole as a SAME_STEP SyncVectorEnv (the Gymnasium path)."""
 
 from __future__ import annotations
 
@@ -33,17 +29,16 @@ def test_ppo_learns_cartpole_through_adapter():
 UR5 = "UniLab/UR5Reach-v0"
 
 
-@pytest.mark.slow
 @pytest.mark.skipif(UR5 not in gym.registry, reason=f"{UR5} not registered")
 def test_ppo_learns_ur5_reach_through_adapter():
-    """SB3 PPO on our batched UR5Reach (64 envs, VecNormalize), ~90k env steps.
-    Measured (2 shared cores, ~4 min): mean training return -1.1 -> 3.6."""
+    """SB3 PPO on our batched UR5Reach (64 envs, VecNormalize), ~60k env steps, ~20 s
+    on 2 idle cores. Measured: mean training return -1.1 -> 2.2 (-> 3.6 at 90k)."""
     torch.set_num_threads(1)
     env = make_sb3_env(UR5, 64, seed=0, normalize={"gamma": 0.97})
     model = PPO("MlpPolicy", env, n_steps=32, batch_size=512, n_epochs=5, learning_rate=1e-3, gamma=0.97,
                 seed=0, device="cpu", policy_kwargs={"net_arch": [128, 128]})
     model.learn(total_timesteps=64 * 32 * 2)
     early = float(np.mean([ep["r"] for ep in model.ep_info_buffer]))
-    model.learn(total_timesteps=88_000, reset_num_timesteps=False)
+    model.learn(total_timesteps=57_344, reset_num_timesteps=False)
     late = float(np.mean([ep["r"] for ep in model.ep_info_buffer]))
-    assert late > early + 2.0, (early, late)
+    assert late > early + 1.5, (early, late)

@@ -16,6 +16,7 @@
     PPO("MlpPolicy", env).learn(1_000_000, callback=RewardTermsCallback())
 """
 
+import unilab_envs  # noqa: F401  (first: sets the OpenMP wait policy before torch runs; registers UniLab/*)
 from trainers.sb3.adapter import EMPTY_INFO, SB3VecEnv, supports_reset_mask
 from trainers.sb3.callbacks import CheckpointCallback, RewardTermsCallback, find_adapter, save_model, sb3_logger
 from trainers.sb3.env import make_batched_env, make_sb3_env
