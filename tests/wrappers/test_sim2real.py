@@ -141,3 +141,21 @@ def test_invalid_wrapper_configs():
         ActionLatency(env, delay=1.5)
     with pytest.raises(ValueError, match="drift_std of group 'gyro'"):
         ImuBiasDrift(env, drift_std={"gyro": -1.0})
+
+
+def test_partial_reset_in_disabled_mode_restarts_only_the_masked_rows():
+    env = Sim2Real(make_go1(4, mode="Disabled", num_threads=1), profile="go1_real")
+    obs, _ = env.reset(seed=0)
+    for _ in range(5):
+        obs, *_ = env.step(np.zeros((4, 12), np.float32))
+    delays = env.layers["action_latency"].delay.copy()
+    friction = env.layers["domain_randomization"].params["friction"].copy()
+    mask = np.array([True, False, True, False])
+    again, _ = env.reset(options={"reset_mask": mask})
+    np.testing.assert_array_equal(again[~mask], obs[~mask])  # untouched rows: nothing new to see
+    assert not np.allclose(again[mask], obs[mask])
+    new_friction = env.layers["domain_randomization"].params["friction"]
+    np.testing.assert_array_equal(new_friction[~mask], friction[~mask])
+    assert np.all(new_friction[mask] != friction[mask])
+    assert env.layers["action_latency"].delay[~mask].tolist() == delays[~mask].tolist()
+    env.step(np.zeros((4, 12), np.float32))
