@@ -9,7 +9,7 @@ rounds of ``--steps`` steps (times are summed over all rounds). Each round:
    actions it really executed), then the bare env steps with those actions:
    the same physics, under the same load on this shared machine, so the
    difference is what the wrappers cost (``extra``, budget <= 10%);
-3. the bare env runs the round again from the same start with the policy's raw
+3. a second bare env, from the same start, steps with the policy's raw
    actions (``free``): this adds what the perturbations themselves cost the
    physics (noisy actions and random parameters make the contact solver work
    harder; pushes make robots fall), which no wrapper implementation removes.
@@ -75,32 +75,28 @@ def _timed(fn) -> tuple[float, float]:
 
 def bench(num_envs: int, threads: int, steps: int, rounds: int, without: tuple[str, ...] = ()) -> dict:
     make = lambda: gym.make_vec(TASK, num_envs=num_envs, num_threads=threads, copy=False)  # noqa: E731
-    bare = make()
+    bare, free = make(), make()
     tap = _Tap(make())
     stack = wrappers.Sim2Real(tap, profile="go1_real", overrides={name: None for name in without})
-    bare.reset(seed=0)
+    bare.reset(seed=0), free.reset(seed=0)
     stack.reset(seed=0)
     policy = np.random.default_rng(0).uniform(-0.3, 0.3, (num_envs, 12)).astype(np.float32)
     for _ in range(3):  # warm up: Numba, caches
-        bare.step(policy), stack.step(policy)
-    totals = dict.fromkeys(("stack", "stack_cpu", "same", "same_cpu", "inner", "free", "stack_free"), 0.0)
+        bare.step(policy), free.step(policy), stack.step(policy)
+    totals = dict.fromkeys(("stack", "stack_cpu", "same", "same_cpu", "inner", "free"), 0.0)
     for _ in range(rounds):
-        _sync(bare, stack)
-        start = stack.unwrapped.batch.state.copy()
+        _sync(bare, stack), _sync(free, stack)
         tap.actions, tap.elapsed = [], 0.0
-        for _ in range(steps):  # step by step, so both see the same load on the machine
+        for _ in range(steps):  # step by step, so all see the same load on the machine
             t, c = _timed(lambda: stack.step(policy))
             totals["stack"] += t
             totals["stack_cpu"] += c
             t, c = _timed(lambda: bare.step(tap.actions[-1]))  # the same executed actions, the same physics
             totals["same"] += t
             totals["same_cpu"] += c
+            totals["free"] += _timed(lambda: free.step(policy))[0]  # the policy's raw actions
         totals["inner"] += tap.elapsed
-        # free running: the bare env from the same start with the policy's raw actions
-        bare.unwrapped.batch.state[:] = start
-        for _ in range(steps):
-            totals["free"] += _timed(lambda: bare.step(policy))[0]
-    stack.close(), bare.close()
+    stack.close(), bare.close(), free.close()
     frames = num_envs * steps * rounds
     return {
         "sps_bare": frames / totals["same"],
