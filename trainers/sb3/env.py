@@ -24,6 +24,12 @@ def _register_unilab() -> None:
         warnings.warn(f"could not import unilab_envs ({exc}); only Gymnasium ids are available")
 
 
+def _is_unilab(task_id: str) -> bool:
+    _register_unilab()
+    entry = gym.spec(task_id).vector_entry_point
+    return isinstance(entry, str) and entry.startswith("unilab_envs.")
+
+
 def make_batched_env(task_id: str, num_envs: int, **kwargs: Any) -> VectorEnv:
     """``gym.make_vec`` for a natively batched task (its ``vector_entry_point``) when the
     adapter can use it (SAME_STEP, or NEXT_STEP with ``reset_mask``), else Gymnasium's
@@ -62,8 +68,11 @@ def make_sb3_env(
     :param monitor: stack SB3's ``VecMonitor`` for episode stats instead of the
         adapter's vectorized ones (same ``info["episode"]`` either way).
     :param kwargs: forwarded to ``gym.make_vec`` (task config, ``max_episode_steps``,
-        ``render_mode``, ...).
+        ``render_mode``, ...). Without wrappers, our envs are built with ``copy=False``
+        (the adapter copies everything SB3 keeps, so the env's own copies are waste).
     """
+    if not wrappers and _is_unilab(task_id):
+        kwargs.setdefault("copy", False)  # the adapter copies what SB3 keeps; skip the env's own copies
     venv = make_batched_env(task_id, num_envs, **kwargs)
     for wrap in wrappers:
         venv = wrap(venv)
