@@ -11,7 +11,7 @@ Columns (env steps per second, summed over envs):
   (budget: <= 10% at N = 1024), and ``own`` the time spent in the adapter outside
   the env's own step/reset calls (measured around them), relative and in us/step;
 - ``+VecNorm``: the adapter under SB3's ``VecNormalize`` (for reference: SB3's own
-  wrapper, with its per-env Python loop);
+  wrapper, with its per-env Python loop; timed in its own block, not interleaved);
 - ``Dummy``: SB3 ``DummyVecEnv`` over N single envs (``gym.make``);
 - ``Subproc``: SB3 ``SubprocVecEnv`` (one process per env), capped at
   ``--subproc-max`` envs because thousands of processes do not fit this machine;
