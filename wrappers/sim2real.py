@@ -30,7 +30,7 @@ from typing import Any, Mapping
 import yaml
 from gymnasium.vector import VectorEnv, VectorWrapper
 
-from unilab_envs.core.config import _unknown_key_error
+from unilab_envs.core.config import unknown_key_error
 from wrappers.latency import ActionLatency, ObservationLatency
 from wrappers.noise import ActionNoise, ImuBiasDrift, ObservationNoise
 from wrappers.packet_loss import PacketLoss
@@ -104,7 +104,7 @@ def load_profile(profile: str | Path | Mapping[str, Any], overrides: Mapping[str
     data = _merge(data, overrides or {})
     for key in data:
         if key not in SECTIONS and key not in META_KEYS:
-            raise _unknown_key_error("profile section", key, [*SECTIONS, *META_KEYS])
+            raise unknown_key_error("profile section", key, [*SECTIONS, *META_KEYS])
     return {key: value for key, value in data.items() if value is not None}
 
 

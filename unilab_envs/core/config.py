@@ -15,7 +15,8 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 
-def _unknown_key_error(kind: str, key: str, known: list[str]) -> TypeError:
+def unknown_key_error(kind: str, key: str, known: list[str]) -> TypeError:
+    """A ``TypeError`` naming the unknown key, the closest known one and all known keys."""
     hint = difflib.get_close_matches(key, known, n=1)
     suggestion = f" Did you mean {hint[0]!r}?" if hint else ""
     return TypeError(f"unknown {kind} {key!r}.{suggestion} Known keys: {', '.join(sorted(known))}")
@@ -30,7 +31,7 @@ def build_config(cls: type[T], overrides: dict[str, Any] | None = None, *, kind:
     values: dict[str, Any] = {}
     for key, value in overrides.items():
         if key not in fields:
-            raise _unknown_key_error(kind, key, list(fields))
+            raise unknown_key_error(kind, key, list(fields))
         current = getattr(base, key)
         if dataclasses.is_dataclass(current) and isinstance(value, dict):
             value = dataclasses.replace(build_config(type(current), value, kind=f"{key} key"))
