@@ -25,7 +25,7 @@ from stable_baselines3.common.vec_env import VecNormalize
 
 import unilab_envs  # noqa: F401  (registers the UniLab/* tasks)
 from trainers.common.plotting import plot_learning_curve
-from trainers.sb3.callbacks import CheckpointCallback, RewardTermsCallback, save_model, sb3_logger
+from trainers.sb3.callbacks import CheckpointCallback, DumpLogsCallback, RewardTermsCallback, save_model, sb3_logger
 from trainers.sb3.env import make_sb3_env
 
 try:
@@ -70,8 +70,12 @@ def main() -> None:
         device=args.device,
     )
     model.set_logger(sb3_logger(out, "sb3-sac"))  # progress.csv + tb/, like `unilab train`
-    callbacks = CallbackList([RewardTermsCallback(), CheckpointCallback(out, max(args.total_steps // 5, 1))])
-    model.learn(total_timesteps=args.total_steps, callback=callbacks, log_interval=10)
+    callbacks = CallbackList([
+        RewardTermsCallback(),  # reward/<term> means
+        DumpLogsCallback(max(1000, 10 * args.num_envs)),  # log every k env steps, not every k episodes
+        CheckpointCallback(out, max(args.total_steps // 5, 1)),
+    ])
+    model.learn(total_timesteps=args.total_steps, callback=callbacks, log_interval=None)
     path = save_model(model, out, "model")
     model.logger.close()
     plot_learning_curve(out / "progress.csv", out / "learning_curve.png",

@@ -56,8 +56,10 @@ def test_resume_continues_to_total_steps(tmp_path):
 
 def test_train_sac_and_reload(tmp_path):
     overrides = ["algo_kwargs.learning_starts=64", "algo_kwargs.batch_size=32", "algo_kwargs.gradient_steps=1",
-                 "algo_kwargs.buffer_size=5000", "algo_kwargs.policy_kwargs={net_arch: [32, 32]}"]
+                 "algo_kwargs.buffer_size=5000", "algo_kwargs.policy_kwargs={net_arch: [32, 32]}", "log_every=128"]
     path = train_sb3(_args(tmp_path, "sb3-sac", total_steps=400, overrides=overrides))
+    steps = read_csv(path.parent / "progress.csv")["step"]
+    assert steps == [128.0, 256.0, 384.0]  # every log_every env steps, not every few episodes
     env = VecNormalize.load(str(path.parent / "model_vecnormalize.pkl"), make_sb3_env(register_toy(), 8))
     env.training, env.norm_reward = False, False
     model = SAC.load(path, env=env, device="cpu")

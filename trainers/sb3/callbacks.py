@@ -16,6 +16,7 @@ from trainers.sb3.adapter import SB3VecEnv
 
 __all__ = [
     "CheckpointCallback",
+    "DumpLogsCallback",
     "RewardTermsCallback",
     "RunLoggerWriter",
     "find_adapter",
@@ -97,6 +98,22 @@ class CheckpointCallback(BaseCallback):
             save_model(self.model, self.dir, "checkpoint")
             if self.keep:
                 save_model(self.model, self.dir, f"checkpoint_{self.num_timesteps}")
+        return True
+
+
+class DumpLogsCallback(BaseCallback):
+    """Dump the SB3 logger every ``every`` env steps (for off-policy algorithms, whose
+    own ``log_interval`` counts episodes; pass ``log_interval=None`` to ``learn``)."""
+
+    def __init__(self, every: int, verbose: int = 0):
+        super().__init__(verbose)
+        self.every = max(int(every), 1)
+        self._next = self.every
+
+    def _on_step(self) -> bool:
+        if self.num_timesteps >= self._next:
+            self._next = (self.num_timesteps // self.every + 1) * self.every
+            self.model.dump_logs()
         return True
 
 

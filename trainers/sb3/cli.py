@@ -36,7 +36,7 @@ from stable_baselines3.common.callbacks import CallbackList
 from stable_baselines3.common.vec_env import VecEnv, VecNormalize
 
 from trainers.common.plotting import plot_learning_curve
-from trainers.sb3.callbacks import CheckpointCallback, RewardTermsCallback, save_model, sb3_logger
+from trainers.sb3.callbacks import CheckpointCallback, DumpLogsCallback, RewardTermsCallback, save_model, sb3_logger
 from trainers.sb3.config import ALGOS, SB3TrainConfig, load_config
 from trainers.sb3.env import make_sb3_env
 from trainers.sb3.noise import BatchedNormalActionNoise
@@ -127,10 +127,14 @@ def train_sb3(args: argparse.Namespace) -> Path:
         model.set_logger(sb3_logger(out, algo, stdout=not getattr(args, "no_progress", False),
                                     resume_step=start or None))
         every = cfg.checkpoint_every or max(int(args.total_steps) // 10, args.num_envs)
-        callbacks = CallbackList([RewardTermsCallback(), CheckpointCallback(out, every)])
+        callbacks = [RewardTermsCallback(), CheckpointCallback(out, every)]
+        log_interval: int | None = cfg.log_interval
+        if algo != "sb3-ppo":
+            callbacks.append(DumpLogsCallback(cfg.log_every or max(1000, 10 * args.num_envs)))
+            log_interval = None
         try:
-            model.learn(total_timesteps=max(int(args.total_steps) - start, 0), callback=callbacks,
-                        log_interval=cfg.log_interval, reset_num_timesteps=not start)
+            model.learn(total_timesteps=max(int(args.total_steps) - start, 0), callback=CallbackList(callbacks),
+                        log_interval=log_interval, reset_num_timesteps=not start)
         except KeyboardInterrupt:
             print(f"[unilab] interrupted at {model.num_timesteps} env steps; saving")
         path = save_model(model, out, "model")

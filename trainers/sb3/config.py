@@ -52,7 +52,10 @@ class SB3TrainConfig:
     :param action_noise: TD3/SAC Gaussian exploration noise std (0 disables; TD3 only
         by default).
     :param checkpoint_every: env steps between checkpoints (0: a tenth of the run).
-    :param log_interval: SB3 ``log_interval`` (rollouts for PPO, episodes for SAC/TD3).
+    :param log_interval: PPO: rollouts between log dumps (SB3's ``log_interval``).
+    :param log_every: SAC/TD3: env steps (summed over envs) between log dumps; 0 picks
+        ``max(1000, 10 * num_envs)``. (SB3 counts episodes there, which with thousands
+        of envs means several dumps per step.)
     """
 
     policy: str = "MlpPolicy"
@@ -65,6 +68,7 @@ class SB3TrainConfig:
     action_noise: float | None = None
     checkpoint_every: int = 0
     log_interval: int = 1
+    log_every: int = 0
 
     def __post_init__(self) -> None:
         if self.clip_obs <= 0:
@@ -73,6 +77,8 @@ class SB3TrainConfig:
             raise ValueError(f"checkpoint_every must be >= 0, got {self.checkpoint_every}")
         if self.action_noise is not None and self.action_noise < 0:
             raise ValueError(f"action_noise must be >= 0, got {self.action_noise}")
+        if self.log_every < 0:
+            raise ValueError(f"log_every must be >= 0, got {self.log_every}")
         if self.log_interval < 1:
             raise ValueError(f"log_interval must be >= 1, got {self.log_interval}")
         for name in ("algo_kwargs", "env"):
