@@ -12,6 +12,7 @@ from stable_baselines3.common.vec_env import VecNormalize
 from trainers.common.logging import read_csv
 from trainers.sb3.cli import train_sb3
 from trainers.sb3.config import load_config
+from trainers.sb3.evaluate import evaluate_sb3, is_sb3_run
 from trainers.sb3.env import make_sb3_env
 from trainers.sb3.testing import register_toy
 
@@ -43,6 +44,10 @@ def test_train_ppo_writes_run_directory(tmp_path):
         assert key in cols, sorted(cols)
     assert cols["step"][-1] >= 640
     assert any(v == v for v in cols["train/value_loss"])  # not all NaN: declared up front, filled later
+
+    assert is_sb3_run(out) and not is_sb3_run(tmp_path)
+    res = evaluate_sb3(out, episodes=5, num_envs=2)
+    assert res.episodes == 5 and res.video is None and res.mean_length <= 50
 
 
 def test_resume_continues_to_total_steps(tmp_path):

@@ -1,0 +1,114 @@
+"""Deterministic evaluation of an SB3 run (``unilab train --algo sb3-*``), with an
+optional video of env 0: the SB3 counterpart of ``trainers.ppo.evaluate.evaluate``,
+returning the same ``EvalResult``.
+
+    from trainers.sb3.evaluate import evaluate_sb3
+    print(evaluate_sb3("runs/ur5_sb3", episodes=20, video="runs/ur5_sb3/eval.mp4").summary())
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import yaml
+from stable_baselines3 import PPO, SAC, TD3
+from stable_baselines3.common.vec_env import VecNormalize
+
+from trainers.ppo.evaluate import EvalResult
+from trainers.sb3.callbacks import find_adapter
+from trainers.sb3.cli import sim2real_wrapper
+from trainers.sb3.env import _is_unilab, make_sb3_env
+
+__all__ = ["evaluate_sb3", "is_sb3_run"]
+
+_CLASSES = {"sb3-ppo": PPO, "sb3-sac": SAC, "sb3-td3": TD3}
+
+
+def _model_path(run: str | Path) -> Path:
+    path = Path(run)
+    if path.is_dir():
+        path = next((path / n for n in ("model.zip", "checkpoint.zip") if (path / n).exists()), path / "model.zip")
+    if not path.exists():
+        raise FileNotFoundError(f"no SB3 model at {path}")
+    return path
+
+
+def is_sb3_run(run: str | Path) -> bool:
+    """True for an SB3 run directory or model zip (what ``unilab eval`` should hand here)."""
+    try:
+        path = _model_path(run)
+    except FileNotFoundError:
+        return False
+    return path.suffix == ".zip" and (path.parent / "config.yaml").exists() and \
+        str(yaml.safe_load((path.parent / "config.yaml").read_text()).get("algo", "")).startswith("sb3-")
+
+
+def _write_video(frames: list[np.ndarray], path: Path, fps: int) -> Path:
+    import imageio.v2 as imageio
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix.lower() == ".mp4":
+        try:
+            imageio.mimwrite(path, frames, fps=fps, macro_block_size=1)
+            return path
+        except Exception as exc:  # noqa: BLE001 - no ffmpeg backend
+            warnings.warn(f"cannot write MP4 ({type(exc).__name__}; install imageio-ffmpeg); writing a GIF",
+                          stacklevel=3)
+            path = path.with_suffix(".gif")
+    imageio.mimwrite(path, frames, duration=1000.0 / fps, loop=0)
+    return path
+
+
+def evaluate_sb3(run: str | Path, episodes: int = 10, num_envs: int | None = None, task: str | None = None,
+                 video: str | Path | None = None, seed: int = 12345, device: str = "cpu",
+                 max_video_frames: int = 1000) -> EvalResult:
+    """Run the deterministic policy of ``run`` (run directory or model zip) until
+    ``episodes`` episodes finish, on the training env stack (task config, Sim2Real
+    profile, frozen VecNormalize statistics). Returns use the raw (unnormalized)
+    reward. Our tasks start all episodes at step 0 here (no spread starts), so no
+    partial episode is counted. ``video``: film env 0's first episode."""
+    path = _model_path(run)
+    cfg = yaml.safe_load((path.parent / "config.yaml").read_text())
+    algo, task = cfg["algo"], task or cfg["task"]
+    num_envs = num_envs or max(1, min(int(cfg.get("num_envs", episodes)), episodes))
+    env_kwargs = dict(cfg.get("env") or {})
+    if _is_unilab(task):
+        env_kwargs.setdefault("spread_episode_starts", False)
+    if video is not None:
+        env_kwargs["render_mode"] = "rgb_array"
+    wrappers = [sim2real_wrapper(cfg["sim2real"])] if cfg.get("sim2real") else []
+    env = make_sb3_env(task, num_envs, wrappers, seed=seed, **env_kwargs)
+    stats = path.with_name(path.stem + "_vecnormalize.pkl")
+    if stats.exists():
+        env = VecNormalize.load(str(stats), env)
+        env.training, env.norm_reward = False, False
+    adapter = find_adapter(env)
+    model = _CLASSES[algo].load(path, env=env, device=device)
+
+    returns, lengths, truncs, successes, frames = [], [], [], [], []
+    filming = video is not None
+    obs = env.reset()
+    while len(returns) < episodes:
+        if filming:
+            frames.append(np.asarray(adapter.render(), dtype=np.uint8))
+        obs, _, dones, infos = env.step(model.predict(obs, deterministic=True)[0])
+        for i in np.flatnonzero(dones):
+            info = infos[i]
+            if len(returns) < episodes:
+                returns.append(info["episode"]["r"])
+                lengths.append(info["episode"]["l"])
+                truncs.append(info["TimeLimit.truncated"])
+                if "is_success" in info:
+                    successes.append(bool(info["is_success"]))
+            if i == 0:
+                filming = False
+        filming = filming and len(frames) < max_video_frames
+    written = _write_video(frames, Path(video), int(env.metadata.get("render_fps") or 30)) if frames else None
+    env.close()
+    return EvalResult(
+        episodes=len(returns), mean_return=float(np.mean(returns)), std_return=float(np.std(returns)),
+        mean_length=float(np.mean(lengths)), success_rate=float(np.mean(successes)) if successes else None,
+        fall_rate=float(1.0 - np.mean(truncs)), video=written,
+    )
