@@ -89,7 +89,7 @@ def to_tensors(obj: Any) -> Any:
 def to_numpy(obj: Any) -> Any:
     """Inverse of :func:`to_tensors`."""
     if isinstance(obj, torch.Tensor):
-        return obj.numpy()
+        return obj.cpu().numpy()
     if isinstance(obj, dict):
         return {k: to_numpy(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):

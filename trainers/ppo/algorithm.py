@@ -26,17 +26,26 @@ class PPO:
         self.policy, self.cfg, self.device = policy, cfg, torch.device(device)
         self.obs_normalizer = obs_normalizer
         self.critic_normalizer = critic_normalizer
-        self.learning_rate = cfg.learning_rate
-        # fused Adam: one kernel for all parameters (CPU and CUDA)
-        self.optimizer = torch.optim.Adam(policy.parameters(), lr=cfg.learning_rate, fused=True)
         self.amp = bool(cfg.amp and self.device.type == "cuda")
+        self.params = list(policy.parameters())
+        self.graphed = None
+        if cfg.cuda_graph and self.device.type == "cuda":
+            from .cuda_graph import GraphedUpdate
+            self.graphed = GraphedUpdate(self)
+            # capturable fused Adam reading its lr from device memory (updated inside the graph)
+            self._lr_t = torch.tensor(float(cfg.learning_rate), device=self.device)
+            self.optimizer = torch.optim.Adam(self.params, lr=self._lr_t, fused=True, capturable=True)
+        else:
+            self._lr = float(cfg.learning_rate)
+            # fused Adam: one kernel for all parameters (CPU and CUDA)
+            self.optimizer = torch.optim.Adam(self.params, lr=self._lr, fused=True)
 
     # ------------------------------------------------------------------ acting
 
     def autocast(self):
         """bf16 autocast on CUDA when ``algo.amp`` is set; a no-op otherwise."""
-        if self.amp:
-            return torch.autocast("cuda", dtype=torch.bfloat16)
+        if self.amp:  # no weight-cast cache: the same code runs inside CUDA-graph capture
+            return torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=self.graphed is None)
         return contextlib.nullcontext()
 
     def normalize(self, obs: torch.Tensor, critic_obs: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -75,16 +84,23 @@ class PPO:
         """Backward, clip the global gradient norm, optimizer step; returns the pre-clip norm."""
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        norm = nn.utils.clip_grad_norm_(self.policy.parameters(), self.cfg.max_grad_norm, foreach=True)
+        norm = nn.utils.clip_grad_norm_(self.params, self.cfg.max_grad_norm, foreach=True)
         self.optimizer.step()
         return norm
 
     # ------------------------------------------------------------------ update
 
+    @property
+    def learning_rate(self) -> float:
+        return float(self._lr_t) if self.graphed is not None else self._lr
+
     def set_learning_rate(self, lr: float) -> None:
-        self.learning_rate = float(lr)
+        if self.graphed is not None:
+            self._lr_t.fill_(float(lr))  # in place: the captured graph reads this memory
+            return
+        self._lr = float(lr)
         for g in self.optimizer.param_groups:
-            g["lr"] = self.learning_rate
+            g["lr"] = self._lr
 
     def update(self, storage: RolloutStorage, generator: torch.Generator | None,
                progress: float = 0.0) -> dict[str, float]:
@@ -99,39 +115,46 @@ class PPO:
             mean = L.masked_mean(adv.flatten(), None if mask is None else mask.flatten())
             var = L.masked_mean((adv - mean).square().flatten(), None if mask is None else mask.flatten())
             adv = (adv - mean) / (var.sqrt() + 1e-8)
-        sums = torch.zeros(6, device=self.device)
-        n = 0
-        for mb in storage.minibatches(cfg.num_minibatches, cfg.num_epochs, generator, advantages=adv):
-            sums += self.minibatch_step(mb, storage.old_log_std)
-            n += 1
+        if self.graphed is not None:
+            sums, n = self.graphed.run(storage, generator, adv)
+        else:
+            sums = torch.zeros(6, device=self.device)
+            n = 0
+            for mb in storage.minibatches(cfg.num_minibatches, cfg.num_epochs, generator, advantages=adv):
+                sums += self.minibatch_step(mb, storage.old_log_std)
+                n += 1
         s = (sums / max(n, 1)).tolist()
         return {"loss/policy": s[0], "loss/value": s[1], "loss/entropy": s[2], "loss/kl": s[3],
                 "loss/clip_fraction": s[4], "loss/grad_norm": s[5], "learning_rate": self.learning_rate,
                 "policy/std": float(torch.exp(self.policy.log_std.detach()).mean())}
 
-    def minibatch_step(self, mb: Minibatch, old_log_std: torch.Tensor) -> torch.Tensor:
-        """Losses on one minibatch and one gradient step; returns detached statistics ``[6]``."""
+    def losses(self, mb: Minibatch, old_log_std: torch.Tensor):
+        """``(loss, kl, stats [5])`` of one minibatch: stats are policy, value, entropy, KL, clip fraction."""
         cfg = self.cfg
         with self.autocast():
             mean = self.policy.action_mean(mb.obs)
             values = self.policy.value(mb.critic_obs)
         mean, values = mean.float(), values.float()
         log_std = self.policy.log_std
-        with torch.no_grad():
-            kl = L.masked_mean(L.gaussian_kl(mb.action_means, old_log_std, mean, log_std), mb.mask)
-        if cfg.schedule == "adaptive":
-            self.set_learning_rate(L.adaptive_learning_rate(self.learning_rate, kl.item(), cfg.desired_kl))
         log_prob = L.gaussian_log_prob(mb.actions, mean, log_std)
         policy_loss = L.clipped_surrogate_loss(log_prob, mb.log_probs, mb.advantages, cfg.clip, mb.mask)
         value_loss = L.clipped_value_loss(values, mb.values, mb.returns,
                                           cfg.clip if cfg.clip_value_loss else None, mb.mask)
         entropy = L.gaussian_entropy(log_std)
         loss = policy_loss + cfg.value_coef * value_loss - cfg.entropy_coef * entropy
-        grad_norm = self.gradient_step(loss)
         with torch.no_grad():
+            kl = L.masked_mean(L.gaussian_kl(mb.action_means, old_log_std, mean, log_std), mb.mask)
             clip_frac = L.masked_mean(((log_prob - mb.log_probs).exp() - 1.0).abs().gt(cfg.clip).float(), mb.mask)
-            return torch.stack([policy_loss.detach(), value_loss.detach(), entropy.detach(), kl,
-                                clip_frac, grad_norm.detach().float()])
+            stats = torch.stack([policy_loss.detach(), value_loss.detach(), entropy.detach(), kl, clip_frac])
+        return loss, kl, stats
+
+    def minibatch_step(self, mb: Minibatch, old_log_std: torch.Tensor) -> torch.Tensor:
+        """Losses on one minibatch and one gradient step (eager); returns detached statistics ``[6]``."""
+        loss, kl, stats = self.losses(mb, old_log_std)
+        if self.cfg.schedule == "adaptive":  # as rsl_rl: the lr of this step already reacts to its KL
+            self.set_learning_rate(L.adaptive_learning_rate(self.learning_rate, kl.item(), self.cfg.desired_kl))
+        grad_norm = self.gradient_step(loss)
+        return torch.cat([stats, grad_norm.detach().float().reshape(1)])
 
     # ------------------------------------------------------------------ state
 
@@ -148,4 +171,10 @@ class PPO:
         if self.critic_normalizer is not None:
             self.critic_normalizer.load_state_dict(state["critic_normalizer"])
         self.optimizer.load_state_dict(state["optimizer"])
+        for g in self.optimizer.param_groups:  # the saved groups may come from the other mode
+            g["capturable"] = self.graphed is not None
+            g["fused"] = True
+            g["lr"] = self._lr_t if self.graphed is not None else float(state["learning_rate"])
+        if self.graphed is not None:
+            self.graphed.invalidate()
         self.set_learning_rate(state["learning_rate"])

@@ -260,6 +260,6 @@ class Collector:
     def load_state_dict(self, state: dict) -> None:
         self.obs = state["obs"].to(self.device)
         self.critic_obs = None if state["critic_obs"] is None else state["critic_obs"].to(self.device)
-        self.pending = state["pending"].numpy().copy()
-        self.episodes.ret[:] = state["ep_ret"].numpy()
-        self.episodes.len[:] = state["ep_len"].numpy()
+        self.pending = state["pending"].cpu().numpy().copy()
+        self.episodes.ret[:] = state["ep_ret"].cpu().numpy()
+        self.episodes.len[:] = state["ep_len"].cpu().numpy()

@@ -84,6 +84,7 @@ class AlgoConfig:
     max_grad_norm: float = 1.0
     normalize_advantages: bool = True
     amp: bool = False
+    cuda_graph: bool = True  # on CUDA: replay each minibatch step as one captured CUDA graph
 
     def __post_init__(self) -> None:
         for name in ("num_steps", "num_epochs", "num_minibatches"):

@@ -71,3 +71,12 @@ def adaptive_learning_rate(lr: float, kl: float, desired_kl: float,
     if 0.0 < kl < 0.5 * desired_kl:
         return min(max_lr, lr * factor)
     return lr
+
+
+def adaptive_learning_rate_tensor(lr: torch.Tensor, kl: torch.Tensor, desired_kl: float,
+                                  min_lr: float = 1e-5, max_lr: float = 1e-2, factor: float = 1.5) -> torch.Tensor:
+    """:func:`adaptive_learning_rate` on device tensors (no host sync; CUDA-graph safe)."""
+    down = torch.clamp(lr / factor, min=min_lr)
+    up = torch.clamp(lr * factor, max=max_lr)
+    grow = (kl > 0) & (kl < 0.5 * desired_kl)
+    return torch.where(kl > 2.0 * desired_kl, down, torch.where(grow, up, lr))

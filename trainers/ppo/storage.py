@@ -76,36 +76,51 @@ class RolloutStorage:
         self.advantages.copy_(adv)
         self.returns.copy_(ret)
 
-    def minibatches(self, num_minibatches: int, num_epochs: int, generator: torch.Generator | None,
-                    advantages: torch.Tensor | None = None):
-        """Yield ``num_epochs * num_minibatches`` :class:`Minibatch` es of shuffled rows.
+    def table(self, advantages: torch.Tensor | None = None, with_mask: bool | None = None):
+        """All training columns as one ``[T*N, F]`` table and its column widths.
 
-        Each epoch is one permutation of the ``T * N`` rows cut into equal minibatches
-        (a remainder of fewer than ``num_minibatches`` rows is left out of that epoch).
-        ``advantages`` overrides the stored ones (e.g. normalized).
+        A minibatch is then a single row gather (see :meth:`split`). ``with_mask``
+        defaults to ``has_masked_rows``.
         """
         B = self.batch_size
-        size = B // num_minibatches
         flat = lambda x: x.reshape(B, -1)  # noqa: E731
         adv = self.advantages if advantages is None else advantages
         parts = [self.obs] + ([self.critic_obs] if self.critic_obs is not None else []) + [
             self.actions, self.action_means, self.log_probs, self.values, self.returns, adv]
-        if self.has_masked_rows:
+        if self.has_masked_rows if with_mask is None else with_mask:
             parts.append(self.mask)
-        # one [B, F] table: a minibatch is a single row gather, then column views
-        table = torch.cat([flat(x) for x in parts], dim=1)
-        widths = [flat(x).shape[1] for x in parts]
+        return torch.cat([flat(x) for x in parts], dim=1), tuple(flat(x).shape[1] for x in parts)
+
+    def split(self, rows: torch.Tensor, widths: tuple[int, ...]) -> Minibatch:
+        """Column views of gathered table rows ``[B, F]`` as a :class:`Minibatch`."""
+        cols = torch.split(rows, widths, dim=1)
+        obs = cols[0]
+        k = 1
+        if self.critic_obs is not None:
+            cobs, k = cols[1], 2
+        else:
+            cobs = obs
+        acts, means, logp, vals, rets, adv = cols[k:k + 6]
+        mask = cols[k + 6].squeeze(1) if len(cols) > k + 6 else None
+        return Minibatch(obs, cobs, acts, means, logp.squeeze(1), vals.squeeze(1), rets.squeeze(1),
+                         adv.squeeze(1), mask)
+
+    def minibatch_indices(self, num_minibatches: int, num_epochs: int, generator: torch.Generator | None):
+        """Yield row indices: per epoch one permutation of the ``T * N`` rows cut into equal
+        minibatches (a remainder of fewer than ``num_minibatches`` rows sits out that epoch)."""
+        B = self.batch_size
+        size = B // num_minibatches
         for _ in range(num_epochs):
             perm = torch.randperm(B, generator=generator, device=self.device)
             for i in range(num_minibatches):
-                cols = torch.split(table[perm[i * size:(i + 1) * size]], widths, dim=1)
-                obs = cols[0]
-                k = 1
-                if self.critic_obs is not None:
-                    cobs, k = cols[1], 2
-                else:
-                    cobs = obs
-                acts, means, logp, vals, rets, a = cols[k:k + 6]
-                mask = cols[k + 6].squeeze(1) if self.has_masked_rows else None
-                yield Minibatch(obs, cobs, acts, means, logp.squeeze(1), vals.squeeze(1), rets.squeeze(1),
-                                a.squeeze(1), mask)
+                yield perm[i * size:(i + 1) * size]
+
+    def minibatches(self, num_minibatches: int, num_epochs: int, generator: torch.Generator | None,
+                    advantages: torch.Tensor | None = None):
+        """Yield ``num_epochs * num_minibatches`` shuffled :class:`Minibatch` es.
+
+        ``advantages`` overrides the stored ones (e.g. normalized).
+        """
+        table, widths = self.table(advantages)
+        for idx in self.minibatch_indices(num_minibatches, num_epochs, generator):
+            yield self.split(table[idx], widths)
