@@ -1,10 +1,12 @@
 """Tiny end-to-end runs that must learn (CPU, small budgets)."""
 
+import dataclasses
+
 import gymnasium as gym
 import pytest
 from conftest import POINT_REACH_ID
 
-from trainers.ppo import train
+from trainers.ppo import Runner, train
 from trainers.ppo.config import TrainConfig, deep_merge, from_dict, load_config
 from trainers.ppo.evaluate import evaluate
 
@@ -12,14 +14,14 @@ QUIET = {"log": {"tensorboard": False, "progress": False, "plot": False, "save_i
 
 
 def _untrained(cfg, tmp_path):
-    """Checkpoint of the untrained policy (a zero-step run writes iteration 0 weights)."""
-    return train(from_dict(TrainConfig, deep_merge(
-        {**_plain(cfg), "out": str(tmp_path / "untrained"), "total_steps": 1}, {}))).checkpoint
-
-
-def _plain(cfg):
-    from trainers.ppo.config import to_dict
-    return to_dict(cfg)
+    """Checkpoint of the untrained policy (initial weights, normalizer seeded from reset obs)."""
+    runner = Runner(dataclasses.replace(cfg, out=str(tmp_path / "untrained")))
+    try:
+        runner.collector.reset(seed=cfg.seed)
+        runner.algo.update_normalizers(*runner.collector.initial_moments())
+        return runner.save()
+    finally:
+        runner.close()
 
 
 def test_point_reach_learns(tmp_path):
@@ -53,4 +55,6 @@ def test_ur5_reach_improves_over_untrained(tmp_path):
     res = train(cfg)
     trained = evaluate(res.checkpoint, episodes=16, num_envs=16)
     untrained = evaluate(_untrained(cfg, tmp_path), episodes=16, num_envs=16)
+    # measured: return -2.07 -> 2.91, success 0% -> 38% after 82k steps
     assert trained.mean_return > untrained.mean_return + 1.0, (trained.summary(), untrained.summary())
+    assert trained.success_rate >= untrained.success_rate + 0.15, (trained.summary(), untrained.summary())

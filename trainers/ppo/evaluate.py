@@ -66,7 +66,10 @@ class _Dims:
 def evaluate(checkpoint: str | Path, episodes: int = 10, num_envs: int | None = None, task: str | None = None,
              video: str | Path | None = None, seed: int = 12345, device: str = "cpu",
              max_video_frames: int = 1000, env_kwargs: dict | None = None, skip_first: bool = True) -> EvalResult:
-    """Run the deterministic policy until ``episodes`` episodes finish; optionally film env 0.
+    """Run the deterministic policy for at least ``episodes`` episodes; optionally film env 0.
+
+    Each env contributes ``ceil(episodes / num_envs)`` whole episodes (so the count can
+    exceed ``episodes``), which keeps short, failed episodes from being over-counted.
 
     The video (``.mp4`` needs ``imageio-ffmpeg``; otherwise, or for ``.gif``, a GIF is
     written) shows one whole episode of env 0 through ``render_mode="rgb_array"``.
@@ -90,6 +93,10 @@ def evaluate(checkpoint: str | Path, episodes: int = 10, num_envs: int | None = 
         # envs may spread episode start times at reset: each env's first episode can be a
         # partial one, so it is skipped (and env 0's second episode is filmed)
         seen = np.zeros(num_envs, np.int64) if skip_first else np.ones(num_envs, np.int64)
+        # every env contributes the same number of episodes, so short (failed) episodes are
+        # not over-represented by finishing first
+        per_env = -(-episodes // num_envs)
+        stop_at = per_env + 1
         returns, lengths, terms, successes = [], [], [], []
         term_acc: dict[str, np.ndarray] = {}   # per-env running sums of each reward term
         term_tot: dict[str, float] = {}
@@ -99,7 +106,7 @@ def evaluate(checkpoint: str | Path, episodes: int = 10, num_envs: int | None = 
         same_step = autoreset_mode(env) == gym.vector.AutoresetMode.SAME_STEP
         if filming:
             frames.append(_frame(env.render()))
-        while len(returns) < episodes:
+        while seen.min() < stop_at:
             with torch.no_grad():
                 act = policy(torch.as_tensor(obs, dtype=torch.float32, device=device)).cpu().numpy()
             obs, reward, term, trunc, info = env.step(np.clip(act, low, high).astype(space.dtype))
@@ -116,7 +123,7 @@ def evaluate(checkpoint: str | Path, episodes: int = 10, num_envs: int | None = 
                 if done[0] or len(frames) >= max_video_frames:
                     filming = False
             for i in np.flatnonzero(done):
-                if seen[i] > 0:
+                if 0 < seen[i] < stop_at:
                     returns.append(ret[i])
                     lengths.append(length[i])
                     terms.append(bool(term[i]))
@@ -137,11 +144,11 @@ def evaluate(checkpoint: str | Path, episodes: int = 10, num_envs: int | None = 
     finally:
         env.close()
     video_path = _write_video(frames, Path(video), fps=_fps(env)) if video is not None and frames else None
-    returns = np.asarray(returns[:episodes])
+    returns = np.asarray(returns)
     return EvalResult(episodes=len(returns), mean_return=float(returns.mean()), std_return=float(returns.std()),
-                      mean_length=float(np.mean(lengths[:episodes])),
-                      success_rate=float(np.mean(successes[:episodes])) if successes else None,
-                      fall_rate=float(np.mean(terms[:episodes])), video=video_path,
+                      mean_length=float(np.mean(lengths)),
+                      success_rate=float(np.mean(successes)) if successes else None,
+                      fall_rate=float(np.mean(terms)), video=video_path,
                       reward_terms={k: v / max(sum(lengths), 1) for k, v in term_tot.items()})
 
 
