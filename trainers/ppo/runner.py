@@ -180,7 +180,7 @@ class Runner:
         if cfg.log.progress:
             from tqdm.auto import tqdm
             bar = tqdm(total=total_its * spi, initial=self.env_steps, unit="step", unit_scale=True,
-                       dynamic_ncols=True, desc=cfg.task, smoothing=0.1)
+                       dynamic_ncols=True, desc=cfg.task, smoothing=0.1, mininterval=0.5)
         restore = _install_stop_handlers(self)
         self._started = time.perf_counter()
         last_save = time.perf_counter()
