@@ -10,9 +10,14 @@ Training stops as soon as the training statistics meet the target (rolling succe
 tracking / fall rate), or at the wall-clock budget; the final policy is then evaluated
 deterministically. Wall clock counts training only (evaluation is reported apart).
 
-    python benchmarks/train_targets.py                 # both tasks
+    python benchmarks/train_targets.py                 # reach and go1
     python benchmarks/train_targets.py --task reach    # one
     python benchmarks/train_targets.py --out runs/targets --budget-scale 2
+    python benchmarks/train_targets.py --task cheetah --cheetah-steps 300000   # ours vs SB3 PPO
+
+``cheetah`` (optional): HalfCheetah-v5, our PPO vs SB3 PPO side by side with the same
+hyper-parameters (trainers/configs/halfcheetah.yaml; SB3 with VecNormalize on
+observations, as ours normalizes them), equal step budgets, deterministic evaluation.
 """
 
 from __future__ import annotations
@@ -38,7 +43,45 @@ def go1_tracking_max() -> float:
 TARGETS = {
     "reach": {"task": "UniLab/UR5Reach-v0", "budget_s": 180},
     "go1": {"task": "UniLab/Go1Joystick-v0", "budget_s": 600},
+    "cheetah": {"task": "HalfCheetah-v5", "budget_s": None},
 }
+
+
+def run_cheetah(out: Path, steps: int, seed: int, eval_episodes: int) -> list[dict]:
+    """Our PPO and SB3's PPO on HalfCheetah-v5 with the same settings and budget."""
+    import numpy as np
+    import torch
+    from stable_baselines3 import PPO as SB3PPO
+    from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.evaluation import evaluate_policy
+    from stable_baselines3.common.vec_env import VecNormalize
+
+    cfg = load_config("HalfCheetah-v5", out=str(out / "cheetah_ours"), seed=seed, device="cpu", total_steps=steps,
+                      overrides=["log.tensorboard=false", "log.progress=false"])
+    t0 = time.perf_counter()
+    res = train(cfg)
+    ours_wall = time.perf_counter() - t0
+    ev = evaluate(res.checkpoint, episodes=eval_episodes, num_envs=min(eval_episodes, 8))
+
+    a, p = cfg.algo, cfg.policy
+    env = VecNormalize(make_vec_env("HalfCheetah-v5", n_envs=cfg.num_envs, seed=seed), norm_reward=False)
+    act = {"tanh": torch.nn.Tanh, "elu": torch.nn.ELU, "relu": torch.nn.ReLU, "silu": torch.nn.SiLU}[p.activation]
+    model = SB3PPO("MlpPolicy", env, n_steps=a.num_steps, batch_size=cfg.steps_per_iteration // a.num_minibatches,
+                   n_epochs=a.num_epochs, learning_rate=a.learning_rate, gamma=a.gamma, gae_lambda=a.lam,
+                   clip_range=a.clip, clip_range_vf=a.clip if a.clip_value_loss else None, ent_coef=a.entropy_coef,
+                   vf_coef=a.value_coef, max_grad_norm=a.max_grad_norm, seed=seed, device="cpu",
+                   policy_kwargs=dict(net_arch=dict(pi=list(p.actor_hidden), vf=list(p.critic_hidden)),
+                                      activation_fn=act, log_std_init=float(np.log(p.init_std))))
+    t0 = time.perf_counter()
+    model.learn(cfg.num_iterations * cfg.steps_per_iteration)
+    sb3_wall = time.perf_counter() - t0
+    env.training = False
+    sb3_ret, _ = evaluate_policy(model, env, n_eval_episodes=eval_episodes)
+    env.close()
+    return [{"task": "HalfCheetah-v5 (ours)", "steps": res.env_steps, "train_wall_s": round(ours_wall, 1),
+             "eval_return": round(ev.mean_return, 1), "met": "-"},
+            {"task": "HalfCheetah-v5 (SB3)", "steps": cfg.num_iterations * cfg.steps_per_iteration,
+             "train_wall_s": round(sb3_wall, 1), "eval_return": round(float(sb3_ret), 1), "met": "-"}]
 
 
 def _stopper(name: str, budget_s: float, t0: float, track_max: float | None):
@@ -86,8 +129,14 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--budget-scale", type=float, default=1.0, help="multiply the wall-clock budgets")
     p.add_argument("--eval-episodes", type=int, default=64)
+    p.add_argument("--cheetah-steps", type=int, default=300_000)
     args = p.parse_args(argv)
-    rows = [run(n, Path(args.out), args.budget_scale, args.seed, args.eval_episodes) for n in args.task or TARGETS]
+    rows = []
+    for name in args.task or ["reach", "go1"]:
+        if name == "cheetah":
+            rows += run_cheetah(Path(args.out), args.cheetah_steps, args.seed, min(args.eval_episodes, 8))
+        else:
+            rows.append(run(name, Path(args.out), args.budget_scale, args.seed, args.eval_episodes))
     cols = ["task", "steps", "train_wall_s", "budget_s", "eval_success", "eval_tracking_frac", "eval_fall_rate",
             "eval_return", "met"]
     print()
