@@ -14,6 +14,7 @@ flags < ``key=value`` overrides. ``unilab train --task T --print-config`` shows 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -52,6 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--torch-threads", type=int, help="torch intra-op threads (default: leave torch's choice)")
     t.add_argument("--no-progress", action="store_true", help="no progress bar (periodic lines instead)")
     t.add_argument("--print-config", action="store_true", help="print the resolved config and exit")
+    t.add_argument("--dist-timeout", type=float, metavar="SECONDS",
+                   help="under torchrun: seconds a collective may wait for the other ranks before failing "
+                        "(default $UNILAB_DIST_TIMEOUT or 300)")
     t.set_defaults(overrides=[])
 
     e = sub.add_parser("eval", help="run the deterministic policy of a checkpoint; optional video")
@@ -106,11 +110,17 @@ def _train(args: argparse.Namespace) -> int:
         import yaml
         print(yaml.safe_dump(to_dict(cfg), sort_keys=False), end="")
         return 0
+    from trainers.ppo.distributed import DistributedError
     try:
-        result = train(cfg, resume=args.resume)
+        result = train(cfg, resume=args.resume, dist_timeout=args.dist_timeout)
     except CheckpointError as e:
         print(f"unilab train: {e}", file=sys.stderr)
         return 2
+    except DistributedError as e:
+        print(f"unilab train: distributed training aborted: {e}", file=sys.stderr, flush=True)
+        return 3
+    if os.environ.get("RANK", "0") not in ("", "0"):
+        return 130 if result.interrupted else 0  # rank 0 reports
     s = result.stats
     print(f"{'stopped' if result.interrupted else 'done'}: {result.env_steps} steps, {result.iterations} iterations, "
           f"{result.wall_time:.0f} s; return {s.get('episode/return', float('nan')):.3f}"

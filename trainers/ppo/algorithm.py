@@ -2,9 +2,10 @@
 
 The algorithm owns the actor-critic, the observation normalizers and the optimizer; it
 reads a filled :class:`~trainers.ppo.storage.RolloutStorage` and never touches an env.
-Two small methods are the hooks a data-parallel layer wraps: :meth:`PPO.gradient_step`
-(all-reduce gradients before the optimizer step) and :meth:`PPO.update_normalizers`
-(all-reduce the batch moments before merging them).
+Three small methods are the hooks a data-parallel layer wraps: :meth:`PPO.gradient_step`
+(all-reduce gradients before the optimizer step), :meth:`PPO.update_normalizers`
+(all-reduce the batch moments before merging them) and :meth:`PPO.reduce_kl` (average the
+KL that drives the adaptive learning rate); see :mod:`trainers.ppo.distributed`.
 """
 
 from __future__ import annotations
@@ -80,6 +81,10 @@ class PPO:
         if self.critic_normalizer is not None and critic_moments is not None:
             self.critic_normalizer.update_from_moments(critic_moments)
 
+    def reduce_kl(self, kl: torch.Tensor) -> torch.Tensor:
+        """The KL the adaptive learning rate reacts to (a data-parallel layer averages it over ranks)."""
+        return kl
+
     def gradient_step(self, loss: torch.Tensor) -> torch.Tensor:
         """Backward, clip the global gradient norm, optimizer step; returns the pre-clip norm."""
         self.optimizer.zero_grad(set_to_none=True)
@@ -152,7 +157,8 @@ class PPO:
         """Losses on one minibatch and one gradient step (eager); returns detached statistics ``[6]``."""
         loss, kl, stats = self.losses(mb, old_log_std)
         if self.cfg.schedule == "adaptive":  # as rsl_rl: the lr of this step already reacts to its KL
-            self.set_learning_rate(L.adaptive_learning_rate(self.learning_rate, kl.item(), self.cfg.desired_kl))
+            self.set_learning_rate(L.adaptive_learning_rate(self.learning_rate, self.reduce_kl(kl).item(),
+                                                               self.cfg.desired_kl))
         grad_norm = self.gradient_step(loss)
         return torch.cat([stats, grad_norm.detach().float().reshape(1)])
 

@@ -19,6 +19,8 @@ are re-seeded on resume (the learner state is still restored exactly).
 from __future__ import annotations
 
 import dataclasses
+import functools
+import os
 import signal
 import sys
 import threading
@@ -65,8 +67,11 @@ class TrainResult:
     learning_curve: Path | None = None
 
 
-def build_learner(dims, cfg: TrainConfig, device: torch.device):
-    """Policy, normalizers and PPO for the given env dims (initialized from ``cfg.seed``)."""
+def build_learner(dims, cfg: TrainConfig, device: torch.device, make_algo=PPO):
+    """Policy, normalizers and PPO for the given env dims (initialized from ``cfg.seed``).
+
+    ``make_algo``: the PPO class (or a factory with its signature), e.g. a data-parallel one.
+    """
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(cfg.seed)
         policy = ActorCritic(dims.obs, dims.privileged or dims.obs, dims.act, cfg.policy)
@@ -74,27 +79,47 @@ def build_learner(dims, cfg: TrainConfig, device: torch.device):
     obs_norm = EmpiricalNormalizer(dims.obs, cfg.policy.obs_clip, enabled=cfg.policy.obs_normalization).to(device)
     critic_norm = (EmpiricalNormalizer(dims.privileged, cfg.policy.obs_clip, enabled=cfg.policy.obs_normalization)
                    .to(device) if dims.privileged else None)
-    return PPO(policy, obs_norm, critic_norm, cfg.algo, device)
+    return make_algo(policy, obs_norm, critic_norm, cfg.algo, device)
 
 
 class Runner:
-    def __init__(self, cfg: TrainConfig, env: gym.vector.VectorEnv | None = None):
+    """``dist``: a :class:`~trainers.ppo.distributed.DistContext` for data-parallel training (then
+    ``cfg.num_envs`` is the total over ranks and ``env``, if given, holds this rank's share)."""
+
+    def __init__(self, cfg: TrainConfig, env: gym.vector.VectorEnv | None = None, dist=None):
         self.cfg = cfg
+        self.dist = dist
+        self.is_main = dist is None or dist.is_main
+        self.env_offset, self.num_envs = dist.env_share(cfg.num_envs) if dist else (0, cfg.num_envs)
+        if dist is not None:  # this host's cores divided among its ranks (env pools read the variable)
+            os.environ["UNILAB_NUM_THREADS"] = str(dist.num_threads())
         if cfg.torch_threads:
             torch.set_num_threads(cfg.torch_threads)
-        self.device = resolve_device(cfg.device)
+        self.device = dist.device if dist is not None else resolve_device(cfg.device)
         if cfg.algo.amp and self.device.type != "cuda":
             warnings.warn("algo.amp (bf16 autocast) is CUDA-only; training in float32 on CPU", stacklevel=2)
         self.owns_env = env is None
-        self.env = env if env is not None else make_vec_env(cfg.task, cfg.num_envs, cfg.env_kwargs,
+        self.env = env if env is not None else make_vec_env(cfg.task, self.num_envs, cfg.env_kwargs,
                                                            cfg.vectorization_mode)
-        if self.env.num_envs != cfg.num_envs:
-            raise ValueError(f"env has {self.env.num_envs} envs but config.num_envs is {cfg.num_envs}")
+        if self.env.num_envs != self.num_envs:
+            raise ValueError(f"env has {self.env.num_envs} envs but config.num_envs is {cfg.num_envs}"
+                             + (f" ({self.num_envs} on rank {dist.rank})" if dist else ""))
         self.dims = env_dims(self.env)
-        self.algo = build_learner(self.dims, cfg, self.device)
+        if dist is None:
+            self.algo = build_learner(self.dims, cfg, self.device)
+        else:
+            from .distributed import DistributedPPO, rank_generator_seed
+            torch.set_num_threads(cfg.torch_threads or dist.num_threads())
+            if self.num_envs * cfg.algo.num_steps < cfg.algo.num_minibatches:
+                raise ValueError(f"rank {dist.rank}: {self.num_envs} envs x {cfg.algo.num_steps} steps is fewer "
+                                 f"than algo.num_minibatches ({cfg.algo.num_minibatches})")
+            eager = dataclasses.replace(cfg, algo=dataclasses.replace(cfg.algo, cuda_graph=False))
+            self.algo = build_learner(self.dims, eager, self.device, functools.partial(
+                DistributedPPO, weight=self.num_envs / cfg.num_envs))
+            self.algo.broadcast_from_main()
         self.generator = torch.Generator(device=self.device)
-        self.generator.manual_seed(cfg.seed)
-        self.storage = RolloutStorage(cfg.algo.num_steps, cfg.num_envs, self.dims.obs, self.dims.privileged,
+        self.generator.manual_seed(cfg.seed if dist is None else rank_generator_seed(cfg.seed, dist.rank))
+        self.storage = RolloutStorage(cfg.algo.num_steps, self.num_envs, self.dims.obs, self.dims.privileged,
                                       self.dims.act, self.device)
         self.collector = Collector(self.env, self.algo, self.device, self.generator,
                                    privileged=self.dims.privileged is not None)
@@ -103,13 +128,14 @@ class Runner:
         self.env_steps = 0
         self.wall_time_before = 0.0
         self._stop = False
+        self._agreed_stop = False  # distributed: a stop every rank has seen
         self._started = 0.0
 
     # ------------------------------------------------------------------ checkpoints
 
     def checkpoint_state(self, at_boundary: bool = True) -> dict:
-        env_state = None
-        if at_boundary and hasattr(self.env, "get_state"):
+        env_state = None  # distributed: each rank's env differs; resumed envs are re-seeded
+        if at_boundary and self.dist is None and hasattr(self.env, "get_state"):
             env_state = to_tensors(self.env.get_state())
         return {
             "config": to_dict(self.cfg),
@@ -125,6 +151,8 @@ class Runner:
 
     def save(self, path: Path | None = None, at_boundary: bool = True) -> Path:
         path = path or self.out_dir / "checkpoint.pt"
+        if not self.is_main:  # rank 0 alone writes
+            return path
         save_checkpoint(self.checkpoint_state(at_boundary), path, CKPT_FORMAT, CKPT_VERSION)
         k = self.cfg.log.keep_every
         if k and at_boundary and self.iteration % k == 0 and path.name == "checkpoint.pt":
@@ -133,7 +161,7 @@ class Runner:
         return path
 
     def load(self, path: str | Path) -> None:
-        ckpt = load_checkpoint(path, CKPT_FORMAT, CKPT_VERSION, required=_REQUIRED, map_location=self.device)
+        ckpt = self._read_checkpoint(path)
         check_compatible(ckpt, self.dims, path)
         if ckpt["config"].get("task") != self.cfg.task:
             raise CheckpointError(f"checkpoint {path} was trained on task {ckpt['config'].get('task')!r}, "
@@ -147,14 +175,35 @@ class Runner:
         self.env_steps = int(ckpt["env_steps"])
         self.wall_time_before = float(ckpt.get("wall_time", 0.0))
         self.generator.set_state(ckpt["rng"]["generator"].cpu())
-        if ckpt.get("env_state") is not None and hasattr(self.env, "set_state") and ckpt.get("collector"):
+        if self.dist is not None and not self.is_main:  # rank 0 continues the saved stream; the others their own
+            from .distributed import rank_generator_seed
+            self.generator.manual_seed(rank_generator_seed(self.cfg.seed + 7919 * self.iteration, self.dist.rank))
+        if (self.dist is None and ckpt.get("env_state") is not None and hasattr(self.env, "set_state")
+                and ckpt.get("collector")):
             self.env.set_state(to_numpy(ckpt["env_state"]))
             self.collector.load_state_dict(ckpt["collector"])
         else:
-            print(f"[unilab] resume: the env state is not in the checkpoint (the env has no get_state/set_state, "
-                  f"or the run was stopped mid-iteration); envs are re-seeded, learner state restored exactly",
-                  file=sys.stderr)
-            self.collector.reset(seed=self.cfg.seed + 7919 * self.iteration)
+            if self.is_main:
+                print(f"[unilab] resume: the env state is not in the checkpoint (the env has no get_state/set_state, "
+                      f"the run was stopped mid-iteration, or training is distributed); envs are re-seeded, "
+                      f"learner state restored exactly", file=sys.stderr)
+            self.collector.reset(seed=self.cfg.seed + 7919 * self.iteration + self.env_offset)
+
+    def _read_checkpoint(self, path) -> dict:
+        """The checkpoint; distributed: read by rank 0 and broadcast (other hosts need no copy)."""
+        if self.dist is None:
+            return load_checkpoint(path, CKPT_FORMAT, CKPT_VERSION, required=_REQUIRED, map_location=self.device)
+        from .distributed import broadcast_object
+        payload = None
+        if self.is_main:
+            try:
+                payload = ("ok", load_checkpoint(path, CKPT_FORMAT, CKPT_VERSION, required=_REQUIRED))
+            except CheckpointError as e:
+                payload = ("error", str(e))
+        kind, value = broadcast_object(payload)
+        if kind == "error":
+            raise CheckpointError(value)
+        return value
 
     # ------------------------------------------------------------------ loop
 
@@ -169,15 +218,18 @@ class Runner:
         if resume is not None:
             self.load(resume)
         else:
-            self.collector.reset(seed=cfg.seed)
+            self.collector.reset(seed=cfg.seed + self.env_offset)
             self.algo.update_normalizers(*self.collector.initial_moments())
-        (self.out_dir / "config.yaml").write_text(yaml.safe_dump(to_dict(cfg), sort_keys=False))
-        logger = RunLogger(self.out_dir, cfg.log.csv, cfg.log.tensorboard,
-                           resume_step=self.env_steps if resume is not None else None)
+        if self.is_main:
+            (self.out_dir / "config.yaml").write_text(yaml.safe_dump(to_dict(cfg), sort_keys=False))
+            logger = RunLogger(self.out_dir, cfg.log.csv, cfg.log.tensorboard,
+                               resume_step=self.env_steps if resume is not None else None)
+        else:
+            logger = _NullLogger()
         total_its = cfg.num_iterations
         spi = cfg.steps_per_iteration
         bar = None
-        if cfg.log.progress:
+        if cfg.log.progress and self.is_main:
             from tqdm.auto import tqdm
             bar = tqdm(total=total_its * spi, initial=self.env_steps, unit="step", unit_scale=True,
                        dynamic_ncols=True, desc=cfg.task, smoothing=0.1, mininterval=0.5)
@@ -188,7 +240,7 @@ class Runner:
         interrupted = False
         ckpt_path: Path | None = None
         try:
-            while self.iteration < total_its and not self._stop:
+            while self.iteration < total_its and not self._stopping():
                 t0 = time.perf_counter()
                 stats = self.collector.collect(self.storage)
                 t1 = time.perf_counter()
@@ -199,14 +251,17 @@ class Runner:
                 stats.update({"perf/steps_per_s": spi / (t2 - t0), "perf/collect_steps_per_s": spi / (t1 - t0),
                               "perf/collect_s": t1 - t0, "perf/update_s": t2 - t1,
                               "perf/wall_s": self.wall_time_before + t2 - self._started})
+                if self.dist is not None:  # every rank's stats; a stop any rank saw
+                    from .distributed import gather_stats
+                    stats, self._agreed_stop = gather_stats(stats, self._stop)
                 logger.log(self.env_steps, self.iteration, stats)
                 if bar is not None:
                     bar.update(spi)
                     bar.set_postfix_str(_postfix(stats), refresh=False)
-                elif self.iteration % max(1, total_its // 20) == 0 or self.iteration == total_its:
+                elif self.is_main and (self.iteration % max(1, total_its // 20) == 0 or self.iteration == total_its):
                     print(f"[{cfg.task}] it {self.iteration}/{total_its} steps {self.env_steps} {_postfix(stats)}",
                           flush=True)
-                if callback is not None and callback(self, stats):
+                if callback is not None and self._agree(bool(callback(self, stats))):
                     break
                 due = (self.iteration % cfg.log.save_interval == 0
                        or cfg.log.save_minutes and time.perf_counter() - last_save > 60 * cfg.log.save_minutes)
@@ -214,7 +269,7 @@ class Runner:
                     self.save()
                     last_save = time.perf_counter()
             ckpt_path = self.save()
-            interrupted = self._stop
+            interrupted = self._stopping()
         except KeyboardInterrupt:
             interrupted = True
             ckpt_path = self.save(at_boundary=False)
@@ -223,19 +278,39 @@ class Runner:
             if bar is not None:
                 bar.close()
             logger.close()
-        if interrupted:
+        if interrupted and self.is_main:
             print(f"[unilab] stopped at iteration {self.iteration} ({self.env_steps} steps); checkpoint saved to "
                   f"{ckpt_path}. Resume with: unilab train --resume {ckpt_path}", file=sys.stderr)
         curve = None
-        if cfg.log.plot and cfg.log.csv and logger.csv_path.exists():
+        if self.is_main and cfg.log.plot and cfg.log.csv and logger.csv_path.exists():
             from ..common.plotting import plot_learning_curve
             curve = plot_learning_curve(logger.csv_path, self.out_dir / "learning_curve.png", title=cfg.task)
         return TrainResult(self.out_dir, ckpt_path, self.iteration, self.env_steps,
                            self.wall_time_before + time.perf_counter() - self._started, interrupted, stats, curve)
 
+    def _stopping(self) -> bool:
+        return self._stop if self.dist is None else self._agreed_stop
+
+    def _agree(self, flag: bool) -> bool:
+        """``flag`` on one process; distributed: True when any rank says so."""
+        if self.dist is None:
+            return flag
+        from .distributed import any_rank
+        return any_rank(flag)
+
     def close(self) -> None:
         if self.owns_env:
             self.env.close()
+
+
+class _NullLogger:
+    """Ranks other than 0 log nothing."""
+
+    def log(self, *args, **kwargs) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
 
 
 def check_compatible(ckpt: dict, dims, path) -> None:
@@ -280,20 +355,31 @@ def _install_stop_handlers(runner: Runner):
 
 
 def train(config: TrainConfig | dict | str | Path, env: gym.vector.VectorEnv | None = None,
-          resume: str | Path | None = None, callback=None) -> TrainResult:
+          resume: str | Path | None = None, callback=None, dist_timeout: float | None = None) -> TrainResult:
     """Train PPO from Python: ``trainers.ppo.train(load_config("UniLab/Go1Joystick-v0"))``.
 
     ``config``: a :class:`TrainConfig`, a dict of its fields, or a YAML path. ``env``: any
     Gymnasium ``VectorEnv`` (closed by the caller); by default one is made from ``config.task``.
     ``callback(runner, stats) -> bool``: called after every iteration, True stops early.
+
+    Under ``torchrun`` (``WORLD_SIZE > 1``) this process joins the process group and trains
+    data-parallel (:mod:`trainers.ppo.distributed`); ``dist_timeout`` (seconds) bounds every
+    collective, so a dead rank makes the others raise instead of hang.
     """
     from .config import from_dict, load_config
     if isinstance(config, (str, Path)):
         config = load_config(config_file=config)
     elif isinstance(config, dict):
         config = from_dict(TrainConfig, config)
-    runner = Runner(config, env)
+    from .distributed import barrier, setup, teardown
+    dist = setup(config.device, dist_timeout)
+    runner = Runner(config, env, dist)
     try:
-        return runner.learn(resume=resume, callback=callback)
+        result = runner.learn(resume=resume, callback=callback)
+        if dist is not None:
+            barrier()  # rank 0's checkpoint is written when every rank returns
     finally:
         runner.close()
+    if dist is not None:
+        teardown()
+    return result

@@ -1,0 +1,138 @@
+"""Data-parallel PPO on CPU with gloo: 2 processes on this machine (spawned, or launched like torchrun)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+import torch.multiprocessing as mp
+from conftest import POINT_REACH_ID
+
+from trainers.ppo.config import TrainConfig, deep_merge, from_dict
+
+REPO = Path(__file__).resolve().parents[2]
+QUIET = {"log": {"tensorboard": False, "progress": False, "plot": False, "save_interval": 1000}}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _dist_env(rank: int, world: int, port: int) -> dict:
+    return {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "RANK": str(rank), "WORLD_SIZE": str(world),
+            "LOCAL_RANK": str(rank), "LOCAL_WORLD_SIZE": str(world)}
+
+
+def _point_reach_cfg(out: Path, iterations: int, num_envs: int = 16, seed: int = 0) -> TrainConfig:
+    return from_dict(TrainConfig, deep_merge(QUIET, {
+        "task": POINT_REACH_ID, "num_envs": num_envs, "total_steps": num_envs * 32 * iterations, "seed": seed,
+        "device": "cpu", "out": str(out), "algo": {"num_steps": 32, "gamma": 0.95},
+        "policy": {"actor_hidden": [32, 32], "critic_hidden": [32, 32]}}))
+
+
+def _worker(rank: int, world: int, port: int, out: str, iterations: int) -> None:
+    """One rank: train, then dump its parameters, normalizer and last rollout to ``out/rank<r>.pt``."""
+    os.environ.update(_dist_env(rank, world, port))
+    from trainers.ppo.distributed import setup, teardown
+    from trainers.ppo.runner import Runner
+
+    dist = setup("cpu", timeout_s=30)
+    runner = Runner(_point_reach_cfg(Path(out) / "run", iterations), dist=dist)
+    try:
+        res = runner.learn()
+        state = {"policy": runner.algo.policy.state_dict(), "obs_norm": runner.algo.obs_normalizer.state_dict(),
+                 "critic_norm": runner.algo.critic_normalizer.state_dict(), "lr": runner.algo.learning_rate,
+                 "rollout_obs": runner.storage.obs.clone(), "num_envs": runner.env.num_envs,
+                 "threads": torch.get_num_threads(), "env_steps": res.env_steps}
+        torch.save(state, Path(out) / f"rank{rank}.pt")
+    finally:
+        runner.close()
+        teardown()
+
+
+def _spawn(tmp_path: Path, iterations: int, world: int = 2) -> list[dict]:
+    mp.start_processes(_worker, args=(world, _free_port(), str(tmp_path), iterations), nprocs=world,
+                       start_method="spawn", join=True)
+    return [torch.load(tmp_path / f"rank{r}.pt", weights_only=False) for r in range(world)]
+
+
+def test_ranks_stay_identical(tmp_path):
+    iterations = 4
+    r0, r1 = _spawn(tmp_path, iterations)
+    # each rank stepped its own half of the envs, on different data
+    assert r0["num_envs"] == r1["num_envs"] == 8
+    assert not torch.equal(r0["rollout_obs"], r1["rollout_obs"])
+    assert r0["threads"] == r1["threads"] == max(1, len(os.sched_getaffinity(0)) // 2)
+    assert r0["env_steps"] == 16 * 32 * iterations
+    # ... yet parameters, normalizers and the adaptive lr are bit-identical after several updates
+    for key in ("policy", "obs_norm", "critic_norm"):
+        for name, t in r0[key].items():
+            assert torch.equal(t, r1[key][name]), f"{key}.{name} differs between ranks"
+    assert r0["lr"] == r1["lr"]
+    # the normalizer counted every rank's observations: initial obs + T steps per iteration, 16 envs
+    assert float(r0["obs_norm"]["count"]) == 16 * (1 + 32 * iterations)
+    # rank 0 alone wrote the run directory
+    run = tmp_path / "run"
+    assert (run / "checkpoint.pt").exists() and (run / "progress.csv").exists()
+    rows = (run / "progress.csv").read_text().strip().splitlines()
+    assert len(rows) == 1 + iterations
+
+
+def test_two_ranks_learn_like_one(tmp_path):
+    """Same total envs and seed: 1 rank and 2 ranks both learn PointReach, to similar success."""
+    from trainers.ppo import train
+    from trainers.ppo.evaluate import evaluate
+
+    iterations = 20
+    single = train(_point_reach_cfg(tmp_path / "single", iterations))
+    _spawn(tmp_path, iterations)
+    ev1 = evaluate(single.checkpoint, episodes=32, num_envs=16)
+    ev2 = evaluate(tmp_path / "run" / "checkpoint.pt", episodes=32, num_envs=16)
+    assert ev1.success_rate >= 0.8, ev1.summary()
+    assert ev2.success_rate >= 0.8, ev2.summary()
+    assert abs(ev1.mean_return - ev2.mean_return) < 0.5 * abs(ev1.mean_return) + 1.0, (ev1.summary(), ev2.summary())
+
+
+def test_dead_rank_makes_the_other_exit(tmp_path):
+    """SIGKILL rank 1 mid-training: rank 0 exits non-zero with a clear message, well before a hang."""
+    port = _free_port()
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "trainers.cli", "train", "--task", "Pendulum-v1", "--num-envs", "4",
+           "--total-steps", "100000000", "--device", "cpu", "--out", str(out), "--no-progress",
+           "--dist-timeout", "20", "log.tensorboard=false", "log.plot=false", "algo.num_steps=8"]
+    procs = []
+    for rank in range(2):
+        env = {**os.environ, **_dist_env(rank, 2, port), "UNILAB_NUM_THREADS": "1"}
+        procs.append(subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      text=True))
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # wait until a few iterations ran
+            csv = out / "progress.csv"
+            if csv.exists() and len(csv.read_text().splitlines()) >= 3:
+                break
+            assert all(p.poll() is None for p in procs), [p.communicate() for p in procs]
+            time.sleep(0.2)
+        else:
+            pytest.fail("training did not start")
+        procs[1].send_signal(signal.SIGKILL)
+        t0 = time.monotonic()
+        _, err = procs[0].communicate(timeout=60)
+        waited = time.monotonic() - t0
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+    assert procs[0].returncode not in (0, None), err
+    assert "distributed training aborted" in err and "another rank died" in err, err
+    assert waited < 45, f"rank 0 took {waited:.0f} s to notice"
