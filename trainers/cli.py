@@ -77,6 +77,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _train(args: argparse.Namespace) -> int:
     if args.algo in SB3_ALGOS:
+        if int(os.environ.get("WORLD_SIZE", "1") or 1) > 1:
+            print(f"unilab train: --algo {args.algo} is single-process; under torchrun use the bundled PPO "
+                  f"(--algo ppo)", file=sys.stderr)
+            return 2
         from trainers.sb3.cli import train_sb3  # lazy: SB3 only when asked for
 
         if not args.task:

@@ -139,3 +139,32 @@ def test_dead_rank_makes_the_other_exit(tmp_path, sig):
     assert procs[0].returncode not in (0, None), err
     assert "distributed training aborted" in err and "another rank died" in err, err
     assert waited < timeout_s + 25, f"rank 0 took {waited:.0f} s to notice"
+
+
+def test_env_share_covers_all_envs_once():
+    from trainers.ppo.distributed import DistContext
+    for n, world in ((16, 2), (10, 3), (5, 5)):
+        shares = [DistContext(r, world, r, world, torch.device("cpu"), "gloo", 1.0).env_share(n) for r in range(world)]
+        assert [i for first, count in shares for i in range(first, first + count)] == list(range(n))
+    with pytest.raises(ValueError, match="smaller than the number of ranks"):
+        DistContext(0, 4, 0, 4, torch.device("cpu"), "gloo", 1.0).env_share(3)
+
+
+def test_torchrun_cli_train_and_resume(tmp_path):
+    """``torchrun -m trainers.cli train`` with the usual arguments; every rank resumes from rank 0's checkpoint."""
+    out = tmp_path / "run"
+    base = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2", "-m", "trainers.cli", "train"]
+    env = {**os.environ, "UNILAB_NUM_THREADS": "1"}
+    first = subprocess.run([*base[:4], f"--master_port={_free_port()}", *base[4:], "--task", "Pendulum-v1",
+                            "--num-envs", "8", "--total-steps", str(8 * 8 * 2), "--device", "cpu", "--out", str(out),
+                            "--no-progress", "--dist-timeout", "30", "algo.num_steps=8", "log.tensorboard=false"],
+                           cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert first.stdout.count("done:") == 1  # rank 0 reports
+    assert (out / "learning_curve.png").exists()
+    second = subprocess.run([*base[:4], f"--master_port={_free_port()}", *base[4:], "--resume", str(out),
+                             "--total-steps", str(8 * 8 * 3), "--no-progress"],
+                            cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert "done: 192 steps, 3 iterations" in second.stdout, second.stdout
+    assert len((out / "progress.csv").read_text().strip().splitlines()) == 1 + 3
