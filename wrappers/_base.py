@@ -44,6 +44,7 @@ import numba as nb
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv, VectorWrapper
 
+from unilab_envs.core.actions import validate_actions
 from unilab_envs.core.config import build_config, require, require_range
 from unilab_envs.core.rng import seed_streams
 
@@ -239,22 +240,7 @@ class Sim2RealWrapper(VectorWrapper):
     # --- helpers -----------------------------------------------------------
     def _check_actions(self, actions) -> np.ndarray:
         """Float32 ``(N, A)`` actions, or the error the base env would raise, now."""
-        if type(actions) is np.ndarray and actions.dtype == np.float32 and actions.shape == self._action_shape and actions.flags.c_contiguous:
-            if not np.isfinite(actions).all():
-                rows = np.flatnonzero(~np.isfinite(actions).all(axis=1))
-                raise ValueError(f"actions contain NaN or inf in envs {rows[:8].tolist()}; check the policy output before stepping")
-            return actions  # the fast path: a float32 batch (another wrapper's output, or the policy's)
-        actions = np.asarray(actions)
-        expected = self._action_shape
-        if actions.shape != expected:
-            raise ValueError(f"actions must have shape {expected} (num_envs, action size), got {actions.shape}")
-        if not np.issubdtype(actions.dtype, np.floating):
-            raise TypeError(f"actions must be floating point (float32 preferred), got dtype {actions.dtype}")
-        actions = np.ascontiguousarray(actions, dtype=np.float32)
-        if not np.isfinite(actions).all():
-            rows = np.flatnonzero(~np.isfinite(actions).all(axis=1))
-            raise ValueError(f"actions contain NaN or inf in envs {rows[:8].tolist()}; check the policy output before stepping")
-        return actions
+        return validate_actions(actions, self._action_shape)
 
     def _final_in(self, info: dict[str, Any], obs: np.ndarray) -> np.ndarray:
         final = info.get("final_obs")

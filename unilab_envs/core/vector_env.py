@@ -47,6 +47,7 @@ import numba as nb
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 
+from unilab_envs.core.actions import validate_actions
 from unilab_envs.core.rng import seed_streams, uniform
 from unilab_envs.core.task import Task
 from unilab_envs.threads import configure_threads, resolve_num_threads
@@ -203,25 +204,9 @@ class UniLabVectorEnv(VectorEnv):
         self.task.observe(ids, self._obs, self._privileged_obs)
 
     # --- step ----------------------------------------------------------------
-    def _check_actions(self, actions: Any) -> np.ndarray:
-        actions = np.asarray(actions)
-        expected = (self.num_envs, self.task.action_size)
-        if actions.shape != expected:
-            raise ValueError(f"actions must have shape {expected} (num_envs, action size), got {actions.shape}")
-        if not np.issubdtype(actions.dtype, np.floating):
-            raise TypeError(f"actions must be floating point (float32 preferred), got dtype {actions.dtype}")
-        actions = np.ascontiguousarray(actions, dtype=np.float32)
-        if not np.isfinite(actions).all():
-            rows = np.flatnonzero(~np.isfinite(actions).all(axis=1))
-            raise ValueError(
-                f"actions contain NaN or inf in envs {rows[:8].tolist()}{' ...' if rows.size > 8 else ''}; "
-                "check the policy output (a diverged network or a missing clip) before stepping"
-            )
-        return actions
-
     def step(self, actions):
         """Advance every env one control step; return ``(obs, reward, terminated, truncated, info)``."""
-        actions = self._check_actions(actions)
+        actions = validate_actions(actions, (self.num_envs, self.task.action_size))
         self.task.apply_actions(actions)
         self._diverged[:] = False
         try:
