@@ -60,6 +60,7 @@ class DistContext:
     device: torch.device
     backend: str
     timeout_s: float
+    owns_group: bool = False  # setup() created the process group (train() then destroys it)
 
     @property
     def is_main(self) -> bool:
@@ -120,13 +121,15 @@ def setup(device: str = "auto", timeout_s: float | None = None) -> DistContext |
     else:
         dev = torch.device("cpu")
     backend = "nccl" if use_cuda else "gloo"
-    if not tdist.is_initialized():
+    owns = not tdist.is_initialized()
+    if owns:
         kwargs = {"device_id": dev} if use_cuda else {}
         _collective(tdist.init_process_group, backend, timeout=datetime.timedelta(seconds=timeout_s),
                     what=f"joining the process group at {env.get('MASTER_ADDR')}:{env.get('MASTER_PORT')}",
                     **kwargs)
     backend = tdist.get_backend()
-    return DistContext(tdist.get_rank(), tdist.get_world_size(), local_rank, local_world, dev, backend, timeout_s)
+    return DistContext(tdist.get_rank(), tdist.get_world_size(), local_rank, local_world, dev, backend, timeout_s,
+                       owns)
 
 
 def teardown() -> None:

@@ -380,6 +380,6 @@ def train(config: TrainConfig | dict | str | Path, env: gym.vector.VectorEnv | N
             barrier()  # rank 0's checkpoint is written when every rank returns
     finally:
         runner.close()
-    if dist is not None:
+    if dist is not None and dist.owns_group:
         teardown()
     return result
