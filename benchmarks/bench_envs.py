@@ -14,6 +14,7 @@ median ratio is reported, since these machines are shared and noisy.
 from __future__ import annotations
 
 import argparse
+import gc
 import statistics
 import time
 
@@ -95,8 +96,10 @@ def main() -> None:
             sync = async_ = float("nan")
             async_n = min(n, args.async_envs)
             if not args.skip_gymnasium:
-                sync = bench_gymnasium_vector(task_id, n, "sync", max(2, args.steps // 4))
+                # Async first: forking after Sync's N single envs were allocated can exhaust memory
                 async_ = bench_gymnasium_vector(task_id, async_n, "async", max(2, args.steps // 2))
+                sync = bench_gymnasium_vector(task_id, n, "sync", max(2, args.steps // 4))
+                gc.collect()
             name = task_id.split("/")[-1]
             print(
                 f"{name:<24} {n:>5} {row['ours']:>10.0f} {row['floor']:>10.0f} {row['ratio']:>6.2f} "

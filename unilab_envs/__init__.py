@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import os
 
+from unilab_envs.core.render_backend import headless_gl_backend
 from unilab_envs.threads import set_thread_policies
 
 set_thread_policies()  # before Numba or torch start a parallel region
 if "MUJOCO_GL" not in os.environ and not os.environ.get("DISPLAY"):
-    os.environ["MUJOCO_GL"] = "egl"  # headless rendering; osmesa is the software fallback
+    _backend = headless_gl_backend()
+    if _backend is not None:  # with neither library, leave MuJoCo's default: import must not fail
+        os.environ["MUJOCO_GL"] = _backend
 
 import gymnasium as gym  # noqa: E402
 
