@@ -133,7 +133,10 @@ def setup(device: str = "auto", timeout_s: float | None = None) -> DistContext |
 
 
 def teardown() -> None:
+    """Leave the process group together: a rank that closes its gloo pairs while a peer is
+    still using them can make that peer abort ("terminate called without an active exception")."""
     if tdist.is_available() and tdist.is_initialized():
+        barrier()
         tdist.destroy_process_group()
 
 
