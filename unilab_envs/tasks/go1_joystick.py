@@ -21,7 +21,11 @@ phase           2      sin, cos of the gait phase
 ==============  =====  ==============================================
 
 Privileged observation for the critic (25 floats): base height, foot contacts
-(4), foot air times (4), foot heights (4), actuator forces (12).
+(4), foot air times (4), foot heights (4), actuator forces (12). With
+``critic_obs_includes_policy_obs=True`` it is the 50 policy floats followed by
+those 25 (75 floats): a critic that reads only the privileged observation (as
+the bundled PPO's does) otherwise sees neither the command nor the base
+velocity, orientation or gait phase, and cannot value velocity tracking.
 """
 
 from __future__ import annotations
@@ -62,7 +66,10 @@ NUM_FEET = 4
 
 @dataclass(frozen=True)
 class Go1RewardScales:
-    """Signed scales of the named reward terms (weight = scale * control_dt)."""
+    """Signed scales of the named reward terms (weight = scale * control_dt).
+
+    ``positive_clip`` must stay the last term (it reads the sum of the others).
+    """
 
     tracking_lin_vel: float = 1.5
     tracking_ang_vel: float = 0.8
@@ -79,6 +86,12 @@ class Go1RewardScales:
     joint_limits: float = -1.0
     stand_still: float = -0.5
     termination: float = -20.0
+    # +scale per step while not fallen: makes surviving worth more than the fall penalty
+    alive: float = 0.0
+    # Playground-style clip of the per-step total at >= 0, as its own visible term:
+    # value = positive_clip * max(0, -(sum of the other terms)) per step, so 1.0 clips the
+    # reward at zero, 0.0 (default) is off, and reward == sum of the terms still holds.
+    positive_clip: float = 0.0
 
 
 REWARD_NAMES = tuple(f.name for f in dataclasses.fields(Go1RewardScales))
@@ -101,6 +114,8 @@ class Go1JoystickConfig:
     # gait
     gait_frequency: float = 2.0
     swing_height: float = 0.08
+    # width (m^2) of the feet_phase kernel exp(-sum of squared foot-height errors / width)
+    feet_phase_width: float = 0.0025
     # reward shaping constants
     tracking_sigma: float = 0.25
     base_height_target: float = 0.27
@@ -113,6 +128,8 @@ class Go1JoystickConfig:
     reset_xy_range: float = 0.5
     reset_joint_range: float = 0.1
     reset_base_velocity: float = 0.3
+    # privileged (critic) observation = policy observation + the 25 privileged floats
+    critic_obs_includes_policy_obs: bool = False
     reward_scales: Go1RewardScales = field(default_factory=Go1RewardScales)
 
     def validate(self) -> None:
@@ -127,6 +144,7 @@ class Go1JoystickConfig:
         require(0.0 <= self.zero_command_probability <= 1.0, f"zero_command_probability must be in [0, 1], got {self.zero_command_probability}")
         require(self.gait_frequency > 0, "gait_frequency must be > 0")
         require(self.swing_height >= 0, "swing_height must be >= 0")
+        require(self.feet_phase_width > 0, "feet_phase_width must be > 0")
         require(self.tracking_sigma > 0, "tracking_sigma must be > 0")
         require(0 < self.soft_joint_limit <= 1, "soft_joint_limit must be in (0, 1]")
         require(0 < self.max_tilt <= math.pi, "max_tilt must be in (0, pi]")
@@ -148,7 +166,7 @@ def _apply_actions(actions, ctrl, last_action, previous_action, home, actuator_i
 
 
 @nb.njit(inline="always", cache=True)
-def _write_obs(i, obs, privileged_obs, qpos, qvel, root_q, root_d, joint_q, joint_d, home, last_action, command, phase, contact, air_time, foot_height, actuator_force, actuator_ids):
+def _write_obs(i, obs, privileged_obs, qpos, qvel, root_q, root_d, joint_q, joint_d, home, last_action, command, phase, contact, air_time, foot_height, actuator_force, actuator_ids, po):
     q = qpos[i, root_q + 3 : root_q + 7]
     vx, vy, vz = rotate_inverse(q, qvel[i, root_d], qvel[i, root_d + 1], qvel[i, root_d + 2])
     gx, gy, gz = projected_gravity(q)
@@ -161,13 +179,16 @@ def _write_obs(i, obs, privileged_obs, qpos, qvel, root_q, root_d, joint_q, join
         obs[i, 33 + j] = last_action[i, j]
     obs[i, 45], obs[i, 46], obs[i, 47] = command[i, 0], command[i, 1], command[i, 2]
     obs[i, 48], obs[i, 49] = math.sin(phase[i]), math.cos(phase[i])
-    privileged_obs[i, 0] = qpos[i, root_q + 2]
+    if po > 0:  # the policy observation first (critic_obs_includes_policy_obs)
+        for k in range(OBS_SIZE):
+            privileged_obs[i, k] = obs[i, k]
+    privileged_obs[i, po] = qpos[i, root_q + 2]
     for f in range(NUM_FEET):
-        privileged_obs[i, 1 + f] = 1.0 if contact[i, f] else 0.0
-        privileged_obs[i, 5 + f] = air_time[i, f]
-        privileged_obs[i, 9 + f] = foot_height[i, f]
+        privileged_obs[i, po + 1 + f] = 1.0 if contact[i, f] else 0.0
+        privileged_obs[i, po + 5 + f] = air_time[i, f]
+        privileged_obs[i, po + 9 + f] = foot_height[i, f]
     for j in range(NUM_JOINTS):
-        privileged_obs[i, 13 + j] = actuator_force[i, actuator_ids[j]]
+        privileged_obs[i, po + 13 + j] = actuator_force[i, actuator_ids[j]]
 
 
 @nb.njit(inline="always", cache=True)
@@ -201,6 +222,8 @@ def _compute(
     min_height = params[8]
     resample_steps = np.int64(params[9])
     zero_probability = params[10]
+    phase_width = params[11]
+    po = np.int64(params[12])
     for i in nb.prange(obs.shape[0]):
         q = qpos[i, root_q + 3 : root_q + 7]
         vx, vy, vz = rotate_inverse(q, qvel[i, root_d], qvel[i, root_d + 1], qvel[i, root_d + 2])
@@ -263,23 +286,26 @@ def _compute(
             action_rate,
             pose,
             air_reward if moving else 0.0,
-            math.exp(-phase_error / 0.0025),
+            math.exp(-phase_error / phase_width),
             slip,
             limits,
             0.0 if moving else stand,
             1.0 if fell else 0.0,
+            0.0 if fell else 1.0,
         )
         total = 0.0
         for k in range(len(terms)):
             value = weights[k] * terms[k]
             reward_terms[i, k] = value
             total += value
-        reward[i] = total
+        clip = (weights[len(terms)] / dt) * max(0.0, -total)
+        reward_terms[i, len(terms)] = clip
+        reward[i] = total + clip
         terminated[i] = fell
 
         if episode_step[i] % resample_steps == 0:
             _sample_command(i, command, rng, vx_range, vy_range, yaw_range, zero_probability)
-        _write_obs(i, obs, privileged_obs, qpos, qvel, root_q, root_d, joint_q, joint_d, home, last_action, command, phase, contact, air_time, foot_height, actuator_force, actuator_ids)
+        _write_obs(i, obs, privileged_obs, qpos, qvel, root_q, root_d, joint_q, joint_d, home, last_action, command, phase, contact, air_time, foot_height, actuator_force, actuator_ids, po)
 
 
 @nb.njit(cache=True)
@@ -315,7 +341,7 @@ def _reset_envs(
 
 
 @nb.njit(parallel=True, cache=True)
-def _observe(ids, obs, privileged_obs, qpos, qvel, geom_xpos, root_q, root_d, joint_q, joint_d, home, last_action, command, phase, contact, air_time, foot_height, previous_foot_pos, foot_geoms, foot_radius, actuator_force, actuator_ids):
+def _observe(ids, obs, privileged_obs, qpos, qvel, geom_xpos, root_q, root_d, joint_q, joint_d, home, last_action, command, phase, contact, air_time, foot_height, previous_foot_pos, foot_geoms, foot_radius, actuator_force, actuator_ids, po):
     for k in nb.prange(ids.shape[0]):
         i = ids[k]
         for f in range(NUM_FEET):
@@ -323,7 +349,7 @@ def _observe(ids, obs, privileged_obs, qpos, qvel, geom_xpos, root_q, root_d, jo
             for d in range(3):
                 previous_foot_pos[i, f, d] = geom_xpos[i, g, d]
             foot_height[i, f] = geom_xpos[i, g, 2] - foot_radius
-        _write_obs(i, obs, privileged_obs, qpos, qvel, root_q, root_d, joint_q, joint_d, home, last_action, command, phase, contact, air_time, foot_height, actuator_force, actuator_ids)
+        _write_obs(i, obs, privileged_obs, qpos, qvel, root_q, root_d, joint_q, joint_d, home, last_action, command, phase, contact, air_time, foot_height, actuator_force, actuator_ids, po)
 
 
 # --- the task ------------------------------------------------------------------
@@ -354,6 +380,7 @@ class Go1Joystick(Task):
         self._joint_low_hard, self._joint_high_hard = low, high
         self._joint_low, self._joint_high = mid - half, mid + half
         self._pose_weights = np.tile([1.0, 0.5, 0.5], 4)
+        self._privileged_offset = OBS_SIZE if cfg.critic_obs_includes_policy_obs else 0
         scales = cfg.reward_scales
         self._weights = np.array([getattr(scales, name) for name in REWARD_NAMES]) * cfg.control_dt
         self._params = np.array(
@@ -369,13 +396,15 @@ class Go1Joystick(Task):
                 cfg.min_base_height,
                 max(1, round(cfg.command_resample_time / cfg.control_dt)),
                 cfg.zero_command_probability,
+                cfg.feet_phase_width,
+                self._privileged_offset,
             ]
         )
         self._phase_offsets = np.array(robot.TROT_PHASE_OFFSETS)
         self._ranges = tuple(np.array(getattr(cfg, n), dtype=np.float64) for n in ("command_vx", "command_vy", "command_yaw"))
 
     obs_size = property(lambda self: OBS_SIZE)
-    privileged_obs_size = property(lambda self: PRIVILEGED_OBS_SIZE)
+    privileged_obs_size = property(lambda self: self._privileged_offset + PRIVILEGED_OBS_SIZE)
     action_size = property(lambda self: NUM_JOINTS)
     reward_weights = property(lambda self: self._weights)
     reset_keyframe = property(lambda self: self._keyframe)
@@ -424,7 +453,7 @@ class Go1Joystick(Task):
             ids, obs, privileged_obs, self._qpos, self._qvel, self._geom_xpos, self._root_q, self._root_d,
             self._joint_q, self._joint_d, self._home, self.last_action, self.command, self.phase, self._contact,
             self._air_time, self._foot_height, self._previous_foot_pos, self._foot_geoms, self._foot_radius,
-            self._actuator_force, self._actuator_ids,
+            self._actuator_force, self._actuator_ids, self._privileged_offset,
         )  # fmt: skip
 
 
