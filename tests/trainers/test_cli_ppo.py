@@ -6,7 +6,7 @@ import threading
 
 import pytest
 import torch
-from conftest import POINT_REACH_ID
+from tests.trainers.conftest import POINT_REACH_ID
 
 from trainers import cli
 from trainers.common.checkpoint import load_checkpoint

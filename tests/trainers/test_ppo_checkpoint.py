@@ -4,7 +4,7 @@ import os
 
 import pytest
 import torch
-from conftest import POINT_REACH_ID
+from tests.trainers.conftest import POINT_REACH_ID
 
 from trainers.common.checkpoint import CheckpointError, atomic_save, load_checkpoint
 from trainers.common.logging import read_csv

@@ -6,7 +6,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-from conftest import PointReach
+from tests.trainers.conftest import PointReach
 
 from trainers.ppo.collector import Collector
 from trainers.ppo.config import AlgoConfig, PolicyConfig, TrainConfig

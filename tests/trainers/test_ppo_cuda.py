@@ -5,7 +5,7 @@ import copy
 
 import pytest
 import torch
-from conftest import POINT_REACH_ID
+from tests.trainers.conftest import POINT_REACH_ID
 
 from trainers.ppo import losses as L
 from trainers.ppo.config import AlgoConfig, PolicyConfig, TrainConfig

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 import torch.multiprocessing as mp
-from conftest import POINT_REACH_ID
+from tests.trainers.conftest import POINT_REACH_ID
 
 from trainers.ppo.config import TrainConfig, deep_merge, from_dict
 

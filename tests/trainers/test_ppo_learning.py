@@ -4,7 +4,7 @@ import dataclasses
 
 import gymnasium as gym
 import pytest
-from conftest import POINT_REACH_ID
+from tests.trainers.conftest import POINT_REACH_ID
 
 from trainers.ppo import Runner, train
 from trainers.ppo.config import TrainConfig, deep_merge, from_dict, load_config
