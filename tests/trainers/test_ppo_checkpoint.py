@@ -102,7 +102,8 @@ def test_corrupt_and_foreign_checkpoints_get_clear_errors(tmp_path):
 
 def test_mismatched_checkpoint_gets_clear_error(tmp_path):
     res = train(tiny_cfg(tmp_path / "run", total_steps=128))
-    with pytest.raises(CheckpointError, match=r"does not match this env \(privileged: checkpoint 3 vs env None\)"):
+    # the critic input is the 4 policy floats followed by the 3 privileged ones
+    with pytest.raises(CheckpointError, match=r"does not match this env \(privileged: checkpoint 7 vs env None\)"):
         train(tiny_cfg(tmp_path / "x", env_kwargs={"privileged": False}), resume=res.checkpoint)
     with pytest.raises(CheckpointError, match="does not fit this run's networks"):
         train(tiny_cfg(tmp_path / "y", policy={"actor_hidden": [8]}), resume=res.checkpoint)

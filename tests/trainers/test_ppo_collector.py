@@ -53,11 +53,12 @@ def test_same_step_bootstraps_truncation_from_final_privileged_obs():
     trunc = storage.truncated & ~storage.terminated
     assert trunc.any()
     for t, i in trunc.nonzero().tolist():
-        final = torch.as_tensor(env.infos[t]["final_privileged_obs"][i:i + 1])
+        info = env.infos[t]  # the critic reads the final policy obs followed by the final privileged obs
+        final = torch.as_tensor(np.concatenate([info["final_obs"][i:i + 1], info["final_privileged_obs"][i:i + 1]], axis=1))
         expected = algo.policy.value(critic_norm(final))
         assert storage.final_values[t, i].item() == pytest.approx(expected.item(), abs=1e-6)
     assert storage.final_values[~trunc].eq(0).all()
-    assert storage.critic_obs is not None and storage.critic_obs.shape == (12, 4, 3)
+    assert storage.critic_obs is not None and storage.critic_obs.shape == (12, 4, 4 + 3)
 
 
 def test_next_step_masks_reset_steps_and_bootstraps_from_returned_final_obs():

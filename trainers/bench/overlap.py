@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import torch
 
-from trainers.ppo.collector import HostToDevice
+from trainers.ppo.collector import HostToDevice, critic_input
 
 
 class HalfCollector:
@@ -49,7 +49,7 @@ class HalfCollector:
 
     def _set_obs(self, h: int, obs, info) -> None:
         self.obs[h] = self.h2d[h]("obs", obs)
-        self.crit[h] = self.h2d[h]("priv", info["privileged_obs"]) if self.priv else None
+        self.crit[h] = self.h2d[h]("priv", critic_input(obs, info["privileged_obs"])) if self.priv else None
 
     def _act(self, h: int, t: int):
         s, r = self.storage, self.rows[h]

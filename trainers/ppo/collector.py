@@ -91,6 +91,15 @@ def _final_rows(final: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return final[idx]
 
 
+def critic_input(obs: np.ndarray, privileged_obs: np.ndarray) -> np.ndarray:
+    """The critic's observation: the policy observation followed by the privileged extras, ``(N, O + P)``.
+
+    A task's privileged observation holds what only the simulator knows (contacts, base
+    height, forces...); the critic also needs what the policy sees (command, phase...).
+    """
+    return np.concatenate([np.asarray(obs, dtype=np.float32), np.asarray(privileged_obs, dtype=np.float32)], axis=1)
+
+
 def autoreset_mode(env: gym.vector.VectorEnv) -> gym.vector.AutoresetMode:
     mode = env.metadata.get("autoreset_mode", gym.vector.AutoresetMode.NEXT_STEP)
     mode = gym.vector.AutoresetMode(mode) if not isinstance(mode, gym.vector.AutoresetMode) else mode
@@ -124,7 +133,7 @@ class Collector:
         if self.privileged:
             if "privileged_obs" not in info:
                 raise KeyError("the env declared a privileged_observation_space but info has no 'privileged_obs'")
-            self.critic_obs = self.h2d("privileged_obs", info["privileged_obs"])
+            self.critic_obs = self.h2d("privileged_obs", critic_input(obs, info["privileged_obs"]))
 
     def reset(self, seed: int | None) -> None:
         obs, info = self.env.reset(seed=seed)
@@ -239,12 +248,12 @@ class Collector:
         """V(true final observation) of ``rows`` (SAME_STEP)."""
         if "final_obs" not in info:
             raise KeyError("SAME_STEP env truncated an episode without info['final_obs']")
-        final = torch.from_numpy(np.ascontiguousarray(_final_rows(info["final_obs"], rows), dtype=np.float32))
-        final = final.to(self.device)
+        final_np = _final_rows(info["final_obs"], rows)
+        final = torch.from_numpy(np.ascontiguousarray(final_np, dtype=np.float32)).to(self.device)
         crit = None
         if self.privileged:
-            crit = torch.from_numpy(np.ascontiguousarray(
-                _final_rows(info["final_privileged_obs"], rows), dtype=np.float32)).to(self.device)
+            crit_np = critic_input(final_np, _final_rows(info["final_privileged_obs"], rows))
+            crit = torch.from_numpy(crit_np).to(self.device)
         _, crit_n = self.algo.normalize(final, crit)
         return self.algo.value(crit_n)
 

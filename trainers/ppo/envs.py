@@ -35,7 +35,7 @@ def make_vec_env(task: str, num_envs: int, env_kwargs: dict | None = None,
 class EnvDims:
     obs: int
     act: int
-    privileged: int | None  # critic observation size, None when the task offers none
+    privileged: int | None  # critic input size (policy obs + privileged obs), None when the task offers none
 
 
 def env_dims(env: gym.vector.VectorEnv) -> EnvDims:
@@ -50,5 +50,6 @@ def env_dims(env: gym.vector.VectorEnv) -> EnvDims:
     priv = getattr(env, "privileged_observation_space", None)
     if priv is None:
         priv = getattr(env.unwrapped, "privileged_observation_space", None)
-    p = int(priv.shape[-1]) if priv is not None else None
+    # the critic reads the policy observation followed by the privileged extras
+    p = int(obs_space.shape[0]) + int(priv.shape[-1]) if priv is not None else None
     return EnvDims(obs=int(obs_space.shape[0]), act=int(act_space.shape[0]), privileged=p)
