@@ -44,7 +44,7 @@ def test_postprocess_implementations_agree():
 
     pool = ThreadedNumpy(2)
     try:
-        check_agree(make_inputs(300, seed=3), 300, pool)  # raises on disagreement
+        check_agree(make_inputs(300, seed=3), 300, pool)  # raises AssertionError on disagreement
     finally:
         pool.close()
 

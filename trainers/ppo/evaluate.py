@@ -17,6 +17,7 @@ from .config import TrainConfig, from_dict
 from .envs import env_dims, make_vec_env
 from .models import InferencePolicy
 from .runner import CKPT_FORMAT, CKPT_VERSION, build_learner, check_compatible
+from ..common.video import write_video
 
 
 @dataclasses.dataclass
@@ -143,7 +144,7 @@ def evaluate(checkpoint: str | Path, episodes: int = 10, num_envs: int | None = 
                 pending = done
     finally:
         env.close()
-    video_path = _write_video(frames, Path(video), fps=_fps(env)) if video is not None and frames else None
+    video_path = write_video(frames, Path(video), fps=_fps(env)) if video is not None and frames else None
     returns = np.asarray(returns)
     return EvalResult(episodes=len(returns), mean_return=float(returns.mean()), std_return=float(returns.std()),
                       mean_length=float(np.mean(lengths)),
@@ -163,22 +164,6 @@ def _frame(render) -> np.ndarray:
 
 def _fps(env) -> int:
     return int(env.metadata.get("render_fps") or 30)
-
-
-def _write_video(frames: list[np.ndarray], path: Path, fps: int) -> Path:
-    import imageio.v2 as imageio
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.suffix.lower() == ".mp4":
-        try:
-            imageio.mimwrite(path, frames, fps=fps, macro_block_size=1)
-            return path
-        except Exception as e:  # noqa: BLE001 - no ffmpeg backend
-            gif = path.with_suffix(".gif")
-            warnings.warn(f"cannot write MP4 ({type(e).__name__}; install imageio-ffmpeg); writing {gif}",
-                          stacklevel=2)
-            path = gif
-    imageio.mimwrite(path, frames, duration=1000.0 / fps, loop=0)
-    return path
 
 
 def export_onnx(checkpoint: str | Path, path: str | Path | None = None, opset: int = 17) -> Path:

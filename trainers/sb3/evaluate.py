@@ -8,7 +8,6 @@ returning the same ``EvalResult``.
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +19,7 @@ from trainers.ppo.evaluate import EvalResult
 from trainers.sb3.callbacks import find_adapter
 from trainers.sb3.cli import sim2real_wrapper
 from trainers.sb3.env import _is_unilab, make_sb3_env
+from trainers.common.video import write_video
 
 __all__ = ["evaluate_sb3", "is_sb3_run"]
 
@@ -43,22 +43,6 @@ def is_sb3_run(run: str | Path) -> bool:
         return False
     return path.suffix == ".zip" and (path.parent / "config.yaml").exists() and \
         str(yaml.safe_load((path.parent / "config.yaml").read_text()).get("algo", "")).startswith("sb3-")
-
-
-def _write_video(frames: list[np.ndarray], path: Path, fps: int) -> Path:
-    import imageio.v2 as imageio
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.suffix.lower() == ".mp4":
-        try:
-            imageio.mimwrite(path, frames, fps=fps, macro_block_size=1)
-            return path
-        except Exception as exc:  # noqa: BLE001 - no ffmpeg backend
-            warnings.warn(f"cannot write MP4 ({type(exc).__name__}; install imageio-ffmpeg); writing a GIF",
-                          stacklevel=3)
-            path = path.with_suffix(".gif")
-    imageio.mimwrite(path, frames, duration=1000.0 / fps, loop=0)
-    return path
 
 
 def evaluate_sb3(run: str | Path, episodes: int = 10, num_envs: int | None = None, task: str | None = None,
@@ -105,7 +89,7 @@ def evaluate_sb3(run: str | Path, episodes: int = 10, num_envs: int | None = Non
             if i == 0:
                 filming = False
         filming = filming and len(frames) < max_video_frames
-    written = _write_video(frames, Path(video), int(env.metadata.get("render_fps") or 30)) if frames else None
+    written = write_video(frames, Path(video), int(env.metadata.get("render_fps") or 30)) if frames else None
     env.close()
     return EvalResult(
         episodes=len(returns), mean_return=float(np.mean(returns)), std_return=float(np.std(returns)),
