@@ -198,20 +198,11 @@ def main(argv: list[str] | None = None) -> int:
         args.overrides = list(extra)
     code = {"train": _train, "eval": _eval, "export": _export}[args.command](args)
     if args.command == "train" and int(os.environ.get("WORLD_SIZE", "1")) > 1:
-        _exit_distributed_rank(code)
+        from trainers.ppo.distributed import exit_finished_rank
+
+        exit_finished_rank(code)
     return code
 
-
-def _exit_distributed_rank(code: int) -> None:
-    """End a torchrun rank whose work is done and saved, skipping C++ teardown.
-
-    gloo's connection threads can abort a rank at interpreter exit ("terminate called
-    without an active exception", seen in 1 of 20 CPU runs) after the process group was
-    destroyed; the run's results are already on disk, so leave without the destructors.
-    """
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -42,7 +42,7 @@ def _point_reach_cfg(out: Path, iterations: int, num_envs: int = 16, seed: int =
 def _worker(rank: int, world: int, port: int, out: str, iterations: int) -> None:
     """One rank: train, then dump its parameters, normalizer and last rollout to ``out/rank<r>.pt``."""
     os.environ.update(_dist_env(rank, world, port))
-    from trainers.ppo.distributed import setup, teardown
+    from trainers.ppo.distributed import exit_finished_rank, setup, teardown
     from trainers.ppo.runner import Runner
 
     dist = setup("cpu", timeout_s=30)
@@ -57,6 +57,7 @@ def _worker(rank: int, world: int, port: int, out: str, iterations: int) -> None
     finally:
         runner.close()
         teardown()
+    exit_finished_rank(0)  # as the CLI does: gloo can abort a finished rank at interpreter exit
 
 
 def _spawn(tmp_path: Path, iterations: int, world: int = 2) -> list[dict]:
