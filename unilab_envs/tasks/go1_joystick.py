@@ -21,11 +21,9 @@ phase           2      sin, cos of the gait phase
 ==============  =====  ==============================================
 
 Privileged observation for the critic (25 floats): base height, foot contacts
-(4), foot air times (4), foot heights (4), actuator forces (12). With
-``critic_obs_includes_policy_obs=True`` it is the 50 policy floats followed by
-those 25 (75 floats): a critic that reads only the privileged observation (as
-the bundled PPO's does) otherwise sees neither the command nor the base
-velocity, orientation or gait phase, and cannot value velocity tracking.
+(4), foot air times (4), foot heights (4), actuator forces (12). These are
+extras: a critic needs them together with the policy observation (the bundled
+PPO's critic reads the policy observation followed by them).
 """
 
 from __future__ import annotations
@@ -128,8 +126,6 @@ class Go1JoystickConfig:
     reset_xy_range: float = 0.5
     reset_joint_range: float = 0.1
     reset_base_velocity: float = 0.3
-    # privileged (critic) observation = policy observation + the 25 privileged floats
-    critic_obs_includes_policy_obs: bool = False
     reward_scales: Go1RewardScales = field(default_factory=Go1RewardScales)
 
     def validate(self) -> None:
@@ -166,7 +162,7 @@ def _apply_actions(actions, ctrl, last_action, previous_action, home, actuator_i
 
 
 @nb.njit(inline="always", cache=True)
-def _write_obs(i, obs, privileged_obs, qpos, qvel, root_q, root_d, joint_q, joint_d, home, last_action, command, phase, contact, air_time, foot_height, actuator_force, actuator_ids, po):
+def _write_obs(i, obs, privileged_obs, qpos, qvel, root_q, root_d, joint_q, joint_d, home, last_action, command, phase, contact, air_time, foot_height, actuator_force, actuator_ids):
     q = qpos[i, root_q + 3 : root_q + 7]
     vx, vy, vz = rotate_inverse(q, qvel[i, root_d], qvel[i, root_d + 1], qvel[i, root_d + 2])
     gx, gy, gz = projected_gravity(q)
@@ -179,16 +175,13 @@ def _write_obs(i, obs, privileged_obs, qpos, qvel, root_q, root_d, joint_q, join
         obs[i, 33 + j] = last_action[i, j]
     obs[i, 45], obs[i, 46], obs[i, 47] = command[i, 0], command[i, 1], command[i, 2]
     obs[i, 48], obs[i, 49] = math.sin(phase[i]), math.cos(phase[i])
-    if po > 0:  # the policy observation first (critic_obs_includes_policy_obs)
-        for k in range(OBS_SIZE):
-            privileged_obs[i, k] = obs[i, k]
-    privileged_obs[i, po] = qpos[i, root_q + 2]
+    privileged_obs[i, 0] = qpos[i, root_q + 2]
     for f in range(NUM_FEET):
-        privileged_obs[i, po + 1 + f] = 1.0 if contact[i, f] else 0.0
-        privileged_obs[i, po + 5 + f] = air_time[i, f]
-        privileged_obs[i, po + 9 + f] = foot_height[i, f]
+        privileged_obs[i, 1 + f] = 1.0 if contact[i, f] else 0.0
+        privileged_obs[i, 5 + f] = air_time[i, f]
+        privileged_obs[i, 9 + f] = foot_height[i, f]
     for j in range(NUM_JOINTS):
-        privileged_obs[i, po + 13 + j] = actuator_force[i, actuator_ids[j]]
+        privileged_obs[i, 13 + j] = actuator_force[i, actuator_ids[j]]
 
 
 @nb.njit(inline="always", cache=True)
@@ -223,7 +216,6 @@ def _compute(
     resample_steps = np.int64(params[9])
     zero_probability = params[10]
     phase_width = params[11]
-    po = np.int64(params[12])
     for i in nb.prange(obs.shape[0]):
         q = qpos[i, root_q + 3 : root_q + 7]
         vx, vy, vz = rotate_inverse(q, qvel[i, root_d], qvel[i, root_d + 1], qvel[i, root_d + 2])
@@ -305,7 +297,7 @@ def _compute(
 
         if episode_step[i] % resample_steps == 0:
             _sample_command(i, command, rng, vx_range, vy_range, yaw_range, zero_probability)
-        _write_obs(i, obs, privileged_obs, qpos, qvel, root_q, root_d, joint_q, joint_d, home, last_action, command, phase, contact, air_time, foot_height, actuator_force, actuator_ids, po)
+        _write_obs(i, obs, privileged_obs, qpos, qvel, root_q, root_d, joint_q, joint_d, home, last_action, command, phase, contact, air_time, foot_height, actuator_force, actuator_ids)
 
 
 @nb.njit(cache=True)
@@ -341,7 +333,7 @@ def _reset_envs(
 
 
 @nb.njit(parallel=True, cache=True)
-def _observe(ids, obs, privileged_obs, qpos, qvel, geom_xpos, root_q, root_d, joint_q, joint_d, home, last_action, command, phase, contact, air_time, foot_height, previous_foot_pos, foot_geoms, foot_radius, actuator_force, actuator_ids, po):
+def _observe(ids, obs, privileged_obs, qpos, qvel, geom_xpos, root_q, root_d, joint_q, joint_d, home, last_action, command, phase, contact, air_time, foot_height, previous_foot_pos, foot_geoms, foot_radius, actuator_force, actuator_ids):
     for k in nb.prange(ids.shape[0]):
         i = ids[k]
         for f in range(NUM_FEET):
@@ -349,7 +341,7 @@ def _observe(ids, obs, privileged_obs, qpos, qvel, geom_xpos, root_q, root_d, jo
             for d in range(3):
                 previous_foot_pos[i, f, d] = geom_xpos[i, g, d]
             foot_height[i, f] = geom_xpos[i, g, 2] - foot_radius
-        _write_obs(i, obs, privileged_obs, qpos, qvel, root_q, root_d, joint_q, joint_d, home, last_action, command, phase, contact, air_time, foot_height, actuator_force, actuator_ids, po)
+        _write_obs(i, obs, privileged_obs, qpos, qvel, root_q, root_d, joint_q, joint_d, home, last_action, command, phase, contact, air_time, foot_height, actuator_force, actuator_ids)
 
 
 # --- the task ------------------------------------------------------------------
@@ -380,7 +372,6 @@ class Go1Joystick(Task):
         self._joint_low_hard, self._joint_high_hard = low, high
         self._joint_low, self._joint_high = mid - half, mid + half
         self._pose_weights = np.tile([1.0, 0.5, 0.5], 4)
-        self._privileged_offset = OBS_SIZE if cfg.critic_obs_includes_policy_obs else 0
         scales = cfg.reward_scales
         self._weights = np.array([getattr(scales, name) for name in REWARD_NAMES]) * cfg.control_dt
         self._params = np.array(
@@ -397,14 +388,13 @@ class Go1Joystick(Task):
                 max(1, round(cfg.command_resample_time / cfg.control_dt)),
                 cfg.zero_command_probability,
                 cfg.feet_phase_width,
-                self._privileged_offset,
             ]
         )
         self._phase_offsets = np.array(robot.TROT_PHASE_OFFSETS)
         self._ranges = tuple(np.array(getattr(cfg, n), dtype=np.float64) for n in ("command_vx", "command_vy", "command_yaw"))
 
     obs_size = property(lambda self: OBS_SIZE)
-    privileged_obs_size = property(lambda self: self._privileged_offset + PRIVILEGED_OBS_SIZE)
+    privileged_obs_size = property(lambda self: PRIVILEGED_OBS_SIZE)
     action_size = property(lambda self: NUM_JOINTS)
     reward_weights = property(lambda self: self._weights)
     reset_keyframe = property(lambda self: self._keyframe)
@@ -453,7 +443,7 @@ class Go1Joystick(Task):
             ids, obs, privileged_obs, self._qpos, self._qvel, self._geom_xpos, self._root_q, self._root_d,
             self._joint_q, self._joint_d, self._home, self.last_action, self.command, self.phase, self._contact,
             self._air_time, self._foot_height, self._previous_foot_pos, self._foot_geoms, self._foot_radius,
-            self._actuator_force, self._actuator_ids, self._privileged_offset,
+            self._actuator_force, self._actuator_ids,
         )  # fmt: skip
 
 
