@@ -56,3 +56,11 @@ def require_range(name: str, value: tuple[float, float]) -> None:
     require(len(value) == 2, f"{name} must be a (low, high) pair, got {value!r}")
     low, high = float(value[0]), float(value[1])
     require(low <= high, f"{name} must have low <= high, got {value!r}")
+
+
+def require_timing(sim_dt: float, control_dt: float) -> None:
+    """Check positive timesteps and a control period that is a whole number of physics steps."""
+    require(sim_dt > 0, f"sim_dt must be > 0, got {sim_dt}")
+    require(control_dt > 0, f"control_dt must be > 0, got {control_dt}")
+    ratio = control_dt / sim_dt
+    require(abs(ratio - round(ratio)) < 1e-6 and round(ratio) >= 1, f"control_dt ({control_dt}) must be a whole multiple of sim_dt ({sim_dt})")

@@ -40,7 +40,7 @@ import numba as nb
 import numpy as np
 
 from unilab_envs.assets import g1 as robot
-from unilab_envs.core.config import build_config, require, require_range
+from unilab_envs.core.config import build_config, require, require_range, require_timing
 from unilab_envs.core.model import actuators_for_joints, free_joint_of, load_model, object_ids
 from unilab_envs.core.quat import projected_gravity, rotate_inverse
 from unilab_envs.core.rng import uniform, uniform_range
@@ -131,10 +131,7 @@ class G1JoystickConfig:
     reward_scales: G1RewardScales = field(default_factory=G1RewardScales)
 
     def validate(self) -> None:
-        require(self.sim_dt > 0, f"sim_dt must be > 0, got {self.sim_dt}")
-        require(self.control_dt > 0, f"control_dt must be > 0, got {self.control_dt}")
-        ratio = self.control_dt / self.sim_dt
-        require(abs(ratio - round(ratio)) < 1e-6 and round(ratio) >= 1, f"control_dt ({self.control_dt}) must be a whole multiple of sim_dt ({self.sim_dt})")
+        require_timing(self.sim_dt, self.control_dt)
         require(self.action_scale > 0, f"action_scale must be > 0, got {self.action_scale}")
         for name in ("command_vx", "command_vy", "command_yaw"):
             require_range(name, getattr(self, name))

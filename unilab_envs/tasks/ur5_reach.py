@@ -51,7 +51,7 @@ import numba as nb
 import numpy as np
 
 from unilab_envs.assets import ur5e as robot
-from unilab_envs.core.config import build_config, require, require_range
+from unilab_envs.core.config import build_config, require, require_range, require_timing
 from unilab_envs.core.model import actuators_for_joints, load_model, object_ids
 from unilab_envs.core.rng import uniform_range
 from unilab_envs.core.single_env import UniLabEnv
@@ -107,10 +107,7 @@ class UR5ReachConfig:
     reward_scales: UR5ReachRewardScales = field(default_factory=UR5ReachRewardScales)
 
     def validate(self) -> None:
-        require(self.sim_dt > 0, f"sim_dt must be > 0, got {self.sim_dt}")
-        require(self.control_dt > 0, f"control_dt must be > 0, got {self.control_dt}")
-        ratio = self.control_dt / self.sim_dt
-        require(abs(ratio - round(ratio)) < 1e-6 and round(ratio) >= 1, f"control_dt ({self.control_dt}) must be a whole multiple of sim_dt ({self.sim_dt})")
+        require_timing(self.sim_dt, self.control_dt)
         require(0 < self.action_scale <= 1.0, f"action_scale must be in (0, 1] rad per step, got {self.action_scale}")
         for name in ("target_radius", "target_azimuth", "target_height"):
             require_range(name, getattr(self, name))
