@@ -224,15 +224,14 @@ def _best_ms(fn, reps: int, rounds: int) -> float:
     return float(np.median(times))
 
 
-def check_agree(x: dict, n: int, threaded: ThreadedNumpy) -> None:
+def disagreements(x: dict, n: int, threaded: ThreadedNumpy) -> list[str]:
+    """``"<implementation>: <output>"`` for every output that differs from single-thread NumPy."""
     ref, a, b = make_outputs(n), make_outputs(n), make_outputs(n)
     numpy_post(x, ref)
     threaded(x, a)
     numba_post(x, b)
-    for k in ref:
-        for got, name in ((a, "threads"), (b, "numba")):
-            if not np.allclose(ref[k], got[k], rtol=1e-4, atol=1e-5):
-                raise AssertionError(f"post-processing {name} disagrees with NumPy on {k!r}")
+    return [f"{name}: {k}" for k in ref for got, name in ((a, "threads"), (b, "numba"))
+            if not np.allclose(ref[k], got[k], rtol=1e-4, atol=1e-5)]
 
 
 G1_TASK = "UniLab/G1Joystick-v0"
@@ -266,7 +265,9 @@ def bench_postprocess(num_envs: int = 8192, threads: int = 2, reps: int = 10, ro
     threaded = ThreadedNumpy(threads)
     real, env = g1_kernel(num_envs, threads) if real_g1 else (None, None)
     try:
-        check_agree(x, num_envs, threaded)  # also compiles / warms
+        bad = disagreements(x, num_envs, threaded)  # also compiles / warms
+        if bad:
+            raise AssertionError(f"post-processing disagrees with NumPy: {bad}")
         if real is not None:
             real()
         # interleave so drifting load hits all alike
