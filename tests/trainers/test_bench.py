@@ -75,34 +75,3 @@ def test_sizes_quick_are_small():
     s = cli.pick_sizes(quick=True, cuda=False)
     assert s.post_envs <= 1024 and s.e2e_envs <= 64
     assert np.all(np.array([s.post_envs, s.env_envs, s.storage_envs, s.update_envs]) > 0)
-
-
-def test_overlapped_halves_fill_the_same_storage_as_sequential():
-    """Same seeds: the overlapped two-half loop writes exactly what the sequential one writes."""
-    import torch
-
-    from trainers.bench.overlap import HalfCollector
-    from trainers.ppo.config import AlgoConfig, TrainConfig
-    from trainers.ppo.envs import env_dims, make_vec_env
-    from trainers.ppo.runner import build_learner
-    from trainers.ppo.storage import RolloutStorage
-
-    task, half, T, dev = "UniLab/Go1Joystick-v0", 8, 4, torch.device("cpu")
-    out = []
-    for overlap in (False, True):
-        envs = [make_vec_env(task, half), make_vec_env(task, half)]
-        try:
-            dims = env_dims(envs[0])
-            algo = build_learner(dims, TrainConfig(task=task, num_envs=2 * half, algo=AlgoConfig(num_steps=T)), dev)
-            gen = torch.Generator().manual_seed(0)
-            storage = RolloutStorage(T, 2 * half, dims.obs, dims.privileged, dims.act, dev)
-            coll = HalfCollector(envs, algo, storage, dev, gen, overlap=overlap)
-            coll.reset(seed=5)
-            coll.collect()
-            coll.close()
-            out.append({k: getattr(storage, k).clone() for k in ("obs", "actions", "rewards", "values", "terminated")})
-        finally:
-            for e in envs:
-                e.close()
-    for k in out[0]:
-        assert torch.equal(out[0][k], out[1][k]), k

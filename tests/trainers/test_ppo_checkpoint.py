@@ -40,9 +40,10 @@ def _flat_state(path):
     return out
 
 
-@pytest.mark.parametrize("mode", ["SameStep", "NextStep"])
-def test_resume_equals_uninterrupted_run(tmp_path, mode):
-    env_kwargs = {"env_kwargs": {"autoreset_mode": mode, "max_episode_steps": 10}}
+@pytest.mark.parametrize("mode, overlap", [("SameStep", False), ("NextStep", False), ("SameStep", True),
+                                           ("NextStep", True)])
+def test_resume_equals_uninterrupted_run(tmp_path, mode, overlap):
+    env_kwargs = {"env_kwargs": {"autoreset_mode": mode, "max_episode_steps": 10}, "overlap": overlap}
     full = train(tiny_cfg(tmp_path / "full", **env_kwargs))
     assert full.iterations == 4 and (tmp_path / "full" / "checkpoint_2.pt").exists()
     resumed = train(tiny_cfg(tmp_path / "resumed", **env_kwargs), resume=tmp_path / "full" / "checkpoint_2.pt")

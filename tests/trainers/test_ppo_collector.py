@@ -119,3 +119,70 @@ def test_normalizer_tracks_observation_statistics():
     assert norm.count.item() == 64 * 51
     # positions and goals are roughly uniform in [-1, 1] (variance ~1/3)
     assert torch.allclose(norm.var[2:].float(), torch.full((2,), 1 / 3), atol=0.06)
+
+
+def _two_half_rollout(make_half, n_half: int, overlap: bool, T: int = 12, seed: int = 4):
+    envs = [make_half(), make_half()]
+    try:
+        dims = env_dims(envs[0])
+        cfg = TrainConfig(num_envs=2 * n_half, algo=AlgoConfig(num_steps=T, num_minibatches=1),
+                          policy=PolicyConfig(actor_hidden=(8,), critic_hidden=(8,)))
+        algo = build_learner(dims, cfg, torch.device("cpu"))
+        gen = torch.Generator().manual_seed(seed)
+        storage = RolloutStorage(T, 2 * n_half, dims.obs, dims.privileged, dims.act, "cpu")
+        col = Collector(envs, algo, torch.device("cpu"), gen, privileged=dims.privileged is not None, overlap=overlap)
+        col.reset(seed=seed)
+        stats = [col.collect(storage) for _ in range(2)][-1]
+        col.close()
+        fields = ("obs", "critic_obs", "actions", "log_probs", "values", "rewards", "terminated", "truncated",
+                  "final_values", "mask", "last_values")
+        return {k: getattr(storage, k).clone() for k in fields if getattr(storage, k) is not None}, stats, col
+    finally:
+        for e in envs:
+            e.close()
+
+
+@pytest.mark.parametrize("mode", [gym.vector.AutoresetMode.SAME_STEP, gym.vector.AutoresetMode.NEXT_STEP])
+def test_overlapped_halves_collect_exactly_what_sequential_halves_collect(mode):
+    make = lambda: PointReach(4, max_episode_steps=5, seed=1, autoreset_mode=mode)  # noqa: E731
+    seq, seq_stats, _ = _two_half_rollout(make, 4, overlap=False)
+    ovl, ovl_stats, col = _two_half_rollout(make, 4, overlap=True)
+    for k in seq:
+        assert torch.equal(seq[k], ovl[k]), k
+    assert seq_stats == pytest.approx(ovl_stats, nan_ok=True)
+    assert (seq["terminated"] | seq["truncated"]).any()  # episodes ended inside the rollout
+    assert col.obs.shape == (8, 4) and col.pending.shape == (8,)
+
+
+def test_overlapped_go1_halves_match_sequential():
+    from trainers.ppo.envs import make_vec_env
+
+    make = lambda: make_vec_env("UniLab/Go1Joystick-v0", 4)  # noqa: E731
+    seq, _, _ = _two_half_rollout(make, 4, overlap=False, T=6)
+    ovl, _, _ = _two_half_rollout(make, 4, overlap=True, T=6)
+    for k in seq:
+        assert torch.equal(seq[k], ovl[k]), k
+
+
+def test_halves_keep_the_seeds_of_the_full_env():
+    """Env rows of two halves get the seeds of the same rows of one full env: same first observations."""
+    from trainers.ppo.envs import make_vec_env
+
+    full = make_vec_env("UniLab/Go1Joystick-v0", 6)
+    halves = [make_vec_env("UniLab/Go1Joystick-v0", 3), make_vec_env("UniLab/Go1Joystick-v0", 3)]
+    try:
+        full_col, _, algo = _setup(full, seed=9)
+        col = Collector(halves, algo, torch.device("cpu"), torch.Generator(), privileged=True)
+        col.reset(seed=9)
+        assert torch.equal(full_col.obs, col.obs) and torch.equal(full_col.critic_obs, col.critic_obs)
+    finally:
+        for e in (full, *halves):
+            e.close()
+
+
+def test_overlap_needs_two_envs():
+    env = PointReach(4)
+    cfg = TrainConfig(num_envs=4, policy=PolicyConfig(actor_hidden=(8,), critic_hidden=(8,)))
+    algo = build_learner(env_dims(env), cfg, torch.device("cpu"))
+    with pytest.raises(ValueError, match="two envs"):
+        Collector(env, algo, torch.device("cpu"), torch.Generator(), privileged=True, overlap=True)

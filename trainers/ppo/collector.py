@@ -19,6 +19,8 @@ env step over the rollout (so they sum to ``reward/total``).
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import gymnasium as gym
 import numpy as np
@@ -59,17 +61,19 @@ class EpisodeTracker:
         self.successes: deque = deque(maxlen=window)
         self.finished = 0
 
-    def step(self, reward, term, trunc, valid, success) -> None:
-        self.ret += np.where(valid, reward, 0.0)
-        self.len += valid
+    def step(self, reward, term, trunc, valid, success, rows: slice = slice(None)) -> None:
+        """One step of envs ``rows`` (all by default); the arrays hold those rows only."""
+        self.ret[rows] += np.where(valid, reward, 0.0)
+        self.len[rows] += valid
         done = (term | trunc) & valid
         if done.any():
-            idx = np.flatnonzero(done)
+            local = np.flatnonzero(done)
+            idx = local + (rows.start or 0)
             self.returns.extend(self.ret[idx].tolist())
             self.lengths.extend(self.len[idx].tolist())
-            self.terminated.extend(term[idx].tolist())
+            self.terminated.extend(term[local].tolist())
             if success is not None:
-                self.successes.extend(np.asarray(success)[idx].astype(bool).tolist())
+                self.successes.extend(np.asarray(success)[local].astype(bool).tolist())
             self.finished += idx.size
             self.ret[idx] = 0.0
             self.len[idx] = 0
@@ -108,50 +112,112 @@ def autoreset_mode(env: gym.vector.VectorEnv) -> gym.vector.AutoresetMode:
     return mode
 
 
-class Collector:
-    def __init__(self, env: gym.vector.VectorEnv, algo: PPO, device: torch.device,
-                 generator: torch.Generator, privileged: bool, episode_window: int = 200):
-        self.env, self.algo, self.device, self.generator = env, algo, device, generator
-        self.num_envs = env.num_envs
-        self.privileged = privileged
+class _Shard:
+    """One vector env, its rows ``[lo, hi)`` of the rollout, and what is carried between its steps."""
+
+    def __init__(self, env: gym.vector.VectorEnv, lo: int, device: torch.device):
+        self.env = env
+        self.lo, self.hi = lo, lo + env.num_envs
+        self.rows = slice(self.lo, self.hi)
         self.same_step = autoreset_mode(env) == gym.vector.AutoresetMode.SAME_STEP
-        space = env.single_action_space
-        self.act_dtype = space.dtype
-        self.low = torch.as_tensor(space.low, dtype=torch.float32, device=device)
-        self.high = torch.as_tensor(space.high, dtype=torch.float32, device=device)
         self.h2d = HostToDevice(device)
-        self._act_host = None
-        self.episodes = EpisodeTracker(self.num_envs, max(episode_window, self.num_envs))
-        self.pending = np.zeros(self.num_envs, dtype=bool)  # NEXT_STEP: next step resets these rows
+        self.act_host: torch.Tensor | None = None
+        self.pending = np.zeros(env.num_envs, dtype=bool)  # NEXT_STEP: next step resets these rows
         self.obs: torch.Tensor | None = None
         self.critic_obs: torch.Tensor | None = None
 
+
+class _RolloutSums:
+    """What one rollout adds up over its steps and shards (for the statistics and normalizers)."""
+
+    def __init__(self, obs_dim: int, critic_dim: int | None, device: torch.device):
+        self.obs_mom = torch.zeros(1 + 2 * obs_dim, dtype=torch.float64, device=device)
+        self.crit_mom = (torch.zeros(1 + 2 * critic_dim, dtype=torch.float64, device=device)
+                         if critic_dim is not None else None)
+        self.terms: dict[str, float] = {}
+        self.reward, self.valid_steps, self.diverged = 0.0, 0, 0
+        self.any_masked = False
+
+
+class Collector:
+    """Steps one vector env, or several side by side (each owning a block of rollout rows).
+
+    ``overlap=True`` (two envs): while a worker thread steps one env (``mujoco.batch``
+    releases the GIL), the main thread runs the policy for the other, then they swap, so
+    physics and policy inference overlap. Policy calls and the generator's draws happen in
+    the same order as without overlap, so the rollout is bit-identical to the sequential one.
+    """
+
+    def __init__(self, env: gym.vector.VectorEnv | Sequence[gym.vector.VectorEnv], algo: PPO,
+                 device: torch.device, generator: torch.Generator, privileged: bool,
+                 episode_window: int = 200, overlap: bool = False):
+        envs = list(env) if isinstance(env, (list, tuple)) else [env]
+        if overlap and len(envs) != 2:
+            raise ValueError(f"overlapped collection steps two envs (two halves), got {len(envs)}")
+        self.envs, self.algo, self.device, self.generator = envs, algo, device, generator
+        self.shards, lo = [], 0
+        for e in envs:
+            self.shards.append(_Shard(e, lo, device))
+            lo += e.num_envs
+        self.num_envs = lo
+        self.privileged = privileged
+        space = envs[0].single_action_space
+        self.act_dtype = space.dtype
+        self.low = torch.as_tensor(space.low, dtype=torch.float32, device=device)
+        self.high = torch.as_tensor(space.high, dtype=torch.float32, device=device)
+        self.episodes = EpisodeTracker(self.num_envs, max(episode_window, self.num_envs))
+        self.overlap = overlap
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="unilab-physics") if overlap else None
+
+    @property
+    def env(self) -> gym.vector.VectorEnv:
+        """The env (one-env collectors)."""
+        if len(self.envs) != 1:
+            raise AttributeError("this collector steps several envs: use .envs")
+        return self.envs[0]
+
+    @property
+    def obs(self) -> torch.Tensor:
+        return torch.cat([sh.obs for sh in self.shards]) if len(self.shards) > 1 else self.shards[0].obs
+
+    @property
+    def critic_obs(self) -> torch.Tensor | None:
+        if not self.privileged:
+            return None
+        return torch.cat([sh.critic_obs for sh in self.shards]) if len(self.shards) > 1 else self.shards[0].critic_obs
+
+    @property
+    def pending(self) -> np.ndarray:
+        return np.concatenate([sh.pending for sh in self.shards])
+
     # ------------------------------------------------------------------ env I/O
 
-    def _set_obs(self, obs: np.ndarray, info: dict) -> None:
-        self.obs = self.h2d("obs", obs)
+    def _set_obs(self, sh: _Shard, obs: np.ndarray, info: dict) -> None:
+        sh.obs = sh.h2d("obs", obs)
         if self.privileged:
             if "privileged_obs" not in info:
                 raise KeyError("the env declared a privileged_observation_space but info has no 'privileged_obs'")
-            self.critic_obs = self.h2d("privileged_obs", critic_input(obs, info["privileged_obs"]))
+            sh.critic_obs = sh.h2d("privileged_obs", critic_input(obs, info["privileged_obs"]))
 
     def reset(self, seed: int | None) -> None:
-        obs, info = self.env.reset(seed=seed)
-        self._set_obs(obs, info)
-        self.pending[:] = False
+        """Reset every env; env ``k`` gets ``seed + (its first row)`` so rows keep seed ``seed + row``."""
+        for sh in self.shards:
+            obs, info = sh.env.reset(seed=None if seed is None else seed + sh.lo)
+            self._set_obs(sh, obs, info)
+            sh.pending[:] = False
         self.episodes.ret[:] = 0.0
         self.episodes.len[:] = 0
 
-    def _to_env(self, actions: torch.Tensor) -> np.ndarray:
+    def _to_env(self, sh: _Shard, actions: torch.Tensor) -> np.ndarray:
         clipped = torch.clamp(actions, self.low, self.high)
         if self.device.type == "cpu":
             out = clipped.numpy()
         else:
-            if self._act_host is None:
-                self._act_host = torch.empty(clipped.shape, dtype=clipped.dtype, pin_memory=True)
-            self._act_host.copy_(clipped, non_blocking=True)
+            if sh.act_host is None:
+                sh.act_host = torch.empty(clipped.shape, dtype=clipped.dtype, pin_memory=True)
+            sh.act_host.copy_(clipped, non_blocking=True)
             torch.cuda.current_stream(self.device).synchronize()
-            out = self._act_host.numpy()
+            out = sh.act_host.numpy()
         return out if out.dtype == self.act_dtype else out.astype(self.act_dtype)
 
     def initial_moments(self) -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -164,85 +230,105 @@ class Collector:
     @torch.no_grad()
     def collect(self, storage: RolloutStorage) -> dict[str, float]:
         """Fill ``storage`` with ``T`` steps; update the normalizers; return rollout statistics."""
-        algo, env = self.algo, self.env
-        T, N = storage.num_steps, self.num_envs
-        obs_mom = torch.zeros(1 + 2 * self.obs.shape[1], dtype=torch.float64, device=self.device)
-        crit_mom = (torch.zeros(1 + 2 * self.critic_obs.shape[1], dtype=torch.float64, device=self.device)
-                    if self.privileged else None)
-        term_sums: dict[str, float] = {}
-        reward_sum, valid_steps, diverged = 0.0, 0, 0
-        any_masked = False
+        algo, T = self.algo, storage.num_steps
+        first = self.shards[0]
+        sums = _RolloutSums(first.obs.shape[1], first.critic_obs.shape[1] if self.privileged else None, self.device)
         storage.final_values.zero_()
-        for t in range(T):
-            obs_n, crit_n = algo.normalize(self.obs, self.critic_obs)
-            actions, means, log_probs, values = algo.act(obs_n, crit_n, self.generator)
-            storage.obs[t].copy_(obs_n)
-            if storage.critic_obs is not None:
-                storage.critic_obs[t].copy_(crit_n)
-            storage.actions[t].copy_(actions)
-            storage.action_means[t].copy_(means)
-            storage.log_probs[t].copy_(log_probs)
-            storage.values[t].copy_(values)
-            valid = ~self.pending
-            if not self.same_step and self.pending.any():
-                any_masked = True
-                storage.mask[t].copy_(torch.from_numpy(valid))
-                if t > 0:  # V(final obs) of rows truncated at t-1 is this step's value
-                    rows = torch.from_numpy(self.pending).to(self.device)
-                    storage.final_values[t - 1] = torch.where(rows, values, storage.final_values[t - 1])
-            else:
-                storage.mask[t].fill_(1.0)
+        if self.overlap:
+            a, b = self.shards
+            acts_a = self._act(a, t=0, storage=storage)
+            for t in range(T):
+                future = self._pool.submit(a.env.step, acts_a)      # physics of half A ...
+                acts_b = self._act(b, t, storage)                   # ... while the policy runs on half B
+                self._record(a, t, future.result(), storage, sums)
+                future = self._pool.submit(b.env.step, acts_b)      # physics of half B ...
+                if t + 1 < T:
+                    acts_a = self._act(a, t + 1, storage)           # ... while the policy runs on half A
+                self._record(b, t, future.result(), storage, sums)
+        else:
+            for t in range(T):
+                actions = [self._act(sh, t, storage) for sh in self.shards]
+                for sh, act in zip(self.shards, actions):
+                    self._record(sh, t, sh.env.step(act), storage, sums)
 
-            obs, reward, term, trunc, info = env.step(self._to_env(actions))
-            term = np.asarray(term, dtype=bool)
-            trunc = np.asarray(trunc, dtype=bool)
-
-            storage.rewards[t].copy_(self.h2d("reward", reward))
-            storage.terminated[t].copy_(self.h2d("term", term, dtype=bool))
-            storage.truncated[t].copy_(self.h2d("trunc", trunc, dtype=bool))
-            if self.same_step:
-                boot = np.flatnonzero(trunc & ~term)
-                if boot.size:
-                    storage.final_values[t, torch.from_numpy(boot).to(self.device)] = self._final_values(info, boot)
-
-            # bookkeeping on (N,) NumPy arrays
-            reward = np.asarray(reward)
-            self.episodes.step(reward, term, trunc, valid, info.get("is_success"))
-            n_valid = int(valid.sum())
-            valid_steps += n_valid
-            all_valid = n_valid == N
-            reward_sum += float(reward.sum() if all_valid else reward[valid].sum())
-            for k, v in info.get("reward_terms", {}).items():
-                v = np.asarray(v)
-                term_sums[k] = term_sums.get(k, 0.0) + float(v.sum() if all_valid else v[valid].sum())
-            if "diverged" in info:
-                diverged += int(np.count_nonzero(info["diverged"]))
-
-            self._set_obs(obs, info)
-            obs_mom += EmpiricalNormalizer.moments(self.obs)
-            if crit_mom is not None:
-                crit_mom += EmpiricalNormalizer.moments(self.critic_obs)
-            if not self.same_step:
-                self.pending = term | trunc
-
-        obs_n, crit_n = algo.normalize(self.obs, self.critic_obs)
-        storage.last_values.copy_(algo.value(crit_n))
-        if not self.same_step and self.pending.any():  # rows done at T-1: their final obs is the current obs
-            rows = torch.from_numpy(self.pending).to(self.device)
-            storage.final_values[T - 1] = torch.where(rows, storage.last_values, storage.final_values[T - 1])
-        storage.has_masked_rows = any_masked
+        for sh in self.shards:
+            _, crit_n = algo.normalize(sh.obs, sh.critic_obs)
+            storage.last_values[sh.rows] = algo.value(crit_n)
+            if not sh.same_step and sh.pending.any():  # rows done at T-1: their final obs is the current obs
+                rows = torch.from_numpy(sh.pending).to(self.device)
+                tail = storage.final_values[T - 1, sh.rows]
+                storage.final_values[T - 1, sh.rows] = torch.where(rows, storage.last_values[sh.rows], tail)
+        storage.has_masked_rows = sums.any_masked
         storage.old_log_std.copy_(algo.policy.log_std.detach())
-        algo.update_normalizers(obs_mom, crit_mom)
+        algo.update_normalizers(sums.obs_mom, sums.crit_mom)
 
         stats = self.episodes.stats()
-        denom = max(valid_steps, 1)
-        stats["reward/total"] = reward_sum / denom
-        for k, v in term_sums.items():
+        denom = max(sums.valid_steps, 1)
+        stats["reward/total"] = sums.reward / denom
+        for k, v in sums.terms.items():
             stats[f"reward/{k}"] = v / denom
         stats["episode/finished"] = float(self.episodes.finished)
-        if diverged:
-            stats["env/diverged"] = float(diverged)
+        if sums.diverged:
+            stats["env/diverged"] = float(sums.diverged)
         return stats
+
+    def _act(self, sh: _Shard, t: int, storage: RolloutStorage) -> np.ndarray:
+        """Policy on shard ``sh`` at step ``t``: writes its rollout rows, returns the env's actions."""
+        r = sh.rows
+        obs_n, crit_n = self.algo.normalize(sh.obs, sh.critic_obs)
+        actions, means, log_probs, values = self.algo.act(obs_n, crit_n, self.generator)
+        storage.obs[t, r] = obs_n
+        if storage.critic_obs is not None:
+            storage.critic_obs[t, r] = crit_n
+        storage.actions[t, r] = actions
+        storage.action_means[t, r] = means
+        storage.log_probs[t, r] = log_probs
+        storage.values[t, r] = values
+        if not sh.same_step and sh.pending.any():
+            storage.mask[t, r] = torch.from_numpy(~sh.pending).to(self.device, torch.float32)
+            if t > 0:  # V(final obs) of rows truncated at t-1 is this step's value
+                rows = torch.from_numpy(sh.pending).to(self.device)
+                storage.final_values[t - 1, r] = torch.where(rows, values, storage.final_values[t - 1, r])
+        else:
+            storage.mask[t, r] = 1.0
+        return self._to_env(sh, actions)
+
+    def _record(self, sh: _Shard, t: int, result: tuple, storage: RolloutStorage, sums: _RolloutSums) -> None:
+        """Write one env step's outcome for shard ``sh`` at step ``t`` and do its episode bookkeeping."""
+        obs, reward, term, trunc, info = result
+        r = sh.rows
+        term = np.asarray(term, dtype=bool)
+        trunc = np.asarray(trunc, dtype=bool)
+        storage.rewards[t, r] = sh.h2d("reward", reward)
+        storage.terminated[t, r] = sh.h2d("term", term, dtype=bool)
+        storage.truncated[t, r] = sh.h2d("trunc", trunc, dtype=bool)
+        if sh.same_step:
+            boot = np.flatnonzero(trunc & ~term)
+            if boot.size:
+                rows = torch.from_numpy(boot + sh.lo).to(self.device)
+                storage.final_values[t, rows] = self._final_values(info, boot)
+
+        valid = ~sh.pending
+        if not sh.same_step and sh.pending.any():
+            sums.any_masked = True
+        reward = np.asarray(reward)
+        self.episodes.step(reward, term, trunc, valid, info.get("is_success"), rows=r)
+        n_valid = int(valid.sum())
+        sums.valid_steps += n_valid
+        all_valid = n_valid == valid.size
+        sums.reward += float(reward.sum() if all_valid else reward[valid].sum())
+        for k, v in info.get("reward_terms", {}).items():
+            v = np.asarray(v)
+            sums.terms[k] = sums.terms.get(k, 0.0) + float(v.sum() if all_valid else v[valid].sum())
+        if "diverged" in info:
+            sums.diverged += int(np.count_nonzero(info["diverged"]))
+
+        self._set_obs(sh, obs, info)
+        sums.obs_mom += EmpiricalNormalizer.moments(sh.obs)
+        if sums.crit_mom is not None:
+            sums.crit_mom += EmpiricalNormalizer.moments(sh.critic_obs)
+        if not sh.same_step:
+            sh.pending = term | trunc
 
     def _final_values(self, info: dict, rows: np.ndarray) -> torch.Tensor:
         """V(true final observation) of ``rows`` (SAME_STEP)."""
@@ -257,6 +343,12 @@ class Collector:
         _, crit_n = self.algo.normalize(final, crit)
         return self.algo.value(crit_n)
 
+    def close(self) -> None:
+        """Stop the physics worker thread (overlapped collection)."""
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
     # ------------------------------------------------------------------ state (exact resume)
 
     def state_dict(self) -> dict:
@@ -267,8 +359,11 @@ class Collector:
                 "ep_len": torch.from_numpy(self.episodes.len.copy())}
 
     def load_state_dict(self, state: dict) -> None:
-        self.obs = state["obs"].to(self.device)
-        self.critic_obs = None if state["critic_obs"] is None else state["critic_obs"].to(self.device)
-        self.pending = state["pending"].cpu().numpy().copy()
+        obs, crit = state["obs"].to(self.device), state["critic_obs"]
+        pending = state["pending"].cpu().numpy()
+        for sh in self.shards:
+            sh.obs = obs[sh.rows].clone()
+            sh.critic_obs = None if crit is None else crit.to(self.device)[sh.rows].clone()
+            sh.pending = pending[sh.rows].copy()
         self.episodes.ret[:] = state["ep_ret"].cpu().numpy()
         self.episodes.len[:] = state["ep_len"].cpu().numpy()

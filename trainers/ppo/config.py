@@ -131,6 +131,9 @@ class TrainConfig:
     out: str | None = None
     torch_threads: int | None = None
     vectorization_mode: str | None = None
+    # collect from two half-size envs, stepping one half's physics in a worker thread while
+    # the policy runs on the other (trainers.ppo.collector); measured by `unilab bench --rows 6`
+    overlap: bool = False
     env_kwargs: dict = field(default_factory=dict)
     algo: AlgoConfig = field(default_factory=AlgoConfig)
     policy: PolicyConfig = field(default_factory=PolicyConfig)

@@ -99,12 +99,17 @@ class Runner:
         if cfg.algo.amp and self.device.type != "cuda":
             warnings.warn("algo.amp (bf16 autocast) is CUDA-only; training in float32 on CPU", stacklevel=2)
         self.owns_env = env is None
-        self.env = env if env is not None else make_vec_env(cfg.task, self.num_envs, cfg.env_kwargs,
-                                                           cfg.vectorization_mode)
-        if self.env.num_envs != self.num_envs:
-            raise ValueError(f"env has {self.env.num_envs} envs but config.num_envs is {cfg.num_envs}"
+        self.envs = self._make_envs() if env is None else (list(env) if isinstance(env, (list, tuple)) else [env])
+        if cfg.overlap and len(self.envs) != 2:
+            raise ValueError(f"overlap=true collects from two envs (two halves); got {len(self.envs)}: "
+                             "pass no env (the runner builds the halves) or a list of two")
+        got = sum(e.num_envs for e in self.envs)
+        if got != self.num_envs:
+            raise ValueError(f"env has {got} envs but config.num_envs is {cfg.num_envs}"
                              + (f" ({self.num_envs} on rank {dist.rank})" if dist else ""))
-        self.dims = env_dims(self.env)
+        self.dims = env_dims(self.envs[0])
+        if any(env_dims(e) != self.dims for e in self.envs[1:]):
+            raise ValueError("the envs of one run must have the same observation, action and privileged sizes")
         if dist is None:
             self.algo = build_learner(self.dims, cfg, self.device)
         else:
@@ -121,8 +126,8 @@ class Runner:
         self.generator.manual_seed(cfg.seed if dist is None else rank_generator_seed(cfg.seed, dist.rank))
         self.storage = RolloutStorage(cfg.algo.num_steps, self.num_envs, self.dims.obs, self.dims.privileged,
                                       self.dims.act, self.device)
-        self.collector = Collector(self.env, self.algo, self.device, self.generator,
-                                   privileged=self.dims.privileged is not None)
+        self.collector = Collector(self.envs, self.algo, self.device, self.generator,
+                                   privileged=self.dims.privileged is not None, overlap=cfg.overlap)
         self.out_dir = cfg.out_dir
         self.iteration = 0
         self.env_steps = 0
@@ -131,12 +136,28 @@ class Runner:
         self._agreed_stop = False  # distributed: a stop every rank has seen
         self._started = 0.0
 
+    def _make_envs(self) -> list[gym.vector.VectorEnv]:
+        """This process's env, or its two halves when ``cfg.overlap`` (rows keep their seeds)."""
+        cfg, n = self.cfg, self.num_envs
+        if cfg.overlap and n < 2:
+            raise ValueError(f"overlap=true splits the envs in two halves: needs num_envs >= 2 per process, got {n}")
+        sizes = [n - n // 2, n // 2] if cfg.overlap else [n]
+        return [make_vec_env(cfg.task, k, cfg.env_kwargs, cfg.vectorization_mode) for k in sizes]
+
+    @property
+    def env(self) -> gym.vector.VectorEnv:
+        """The env (a run without ``overlap``); see :attr:`envs`."""
+        if len(self.envs) != 1:
+            raise AttributeError("this run steps two env halves (overlap=true): use runner.envs")
+        return self.envs[0]
+
     # ------------------------------------------------------------------ checkpoints
 
     def checkpoint_state(self, at_boundary: bool = True) -> dict:
         env_state = None  # distributed: each rank's env differs; resumed envs are re-seeded
-        if at_boundary and self.dist is None and hasattr(self.env, "get_state"):
-            env_state = to_tensors(self.env.get_state())
+        if at_boundary and self.dist is None and all(hasattr(e, "get_state") for e in self.envs):
+            states = [to_tensors(e.get_state()) for e in self.envs]
+            env_state = states[0] if len(states) == 1 else states  # one env: a plain state, as always
         return {
             "config": to_dict(self.cfg),
             "dims": dataclasses.asdict(self.dims),
@@ -178,15 +199,18 @@ class Runner:
         if self.dist is not None and not self.is_main:  # rank 0 continues the saved stream; the others their own
             from .distributed import rank_generator_seed
             self.generator.manual_seed(rank_generator_seed(self.cfg.seed + 7919 * self.iteration, self.dist.rank))
-        if (self.dist is None and ckpt.get("env_state") is not None and hasattr(self.env, "set_state")
-                and ckpt.get("collector")):
-            self.env.set_state(to_numpy(ckpt["env_state"]))
+        saved = ckpt.get("env_state")
+        states = saved if isinstance(saved, list) else [saved]
+        if (self.dist is None and saved is not None and ckpt.get("collector") and len(states) == len(self.envs)
+                and all(hasattr(e, "set_state") for e in self.envs)):
+            for e, state in zip(self.envs, states):
+                e.set_state(to_numpy(state))
             self.collector.load_state_dict(ckpt["collector"])
         else:
             if self.is_main:
                 print(f"[unilab] resume: the env state is not in the checkpoint (the env has no get_state/set_state, "
-                      f"the run was stopped mid-iteration, or training is distributed); envs are re-seeded, "
-                      f"learner state restored exactly", file=sys.stderr)
+                      f"the run was stopped mid-iteration, training is distributed, or overlap changed); envs are "
+                      f"re-seeded, learner state restored exactly", file=sys.stderr)
             self.collector.reset(seed=self.cfg.seed + 7919 * self.iteration + self.env_offset)
 
     def _read_checkpoint(self, path) -> dict:
@@ -299,8 +323,10 @@ class Runner:
         return any_rank(flag)
 
     def close(self) -> None:
+        self.collector.close()
         if self.owns_env:
-            self.env.close()
+            for e in self.envs:
+                e.close()
 
 
 class _NullLogger:
