@@ -66,6 +66,22 @@ def test_host_to_device_uses_pinned_buffers():
     assert flags.dtype == torch.bool and flags.cpu().tolist() == [True, False, True]
 
 
+def test_host_to_device_copies_on_a_side_stream_without_races():
+    """Many back-to-back copies through one pinned buffer, consumed on the compute stream, all arrive intact."""
+    from trainers.ppo.collector import HostToDevice
+
+    h2d = HostToDevice(CUDA)
+    assert h2d.stream is not None and h2d.stream != torch.cuda.current_stream()
+    x = np.random.default_rng(1).normal(size=(4096, 98)).astype(np.float32)
+    acc = torch.zeros(4096, 98, device=CUDA)
+    big = torch.randn(2048, 2048, device=CUDA)
+    for k in range(50):
+        big = big @ big.T / 2048.0  # keep the compute stream busy while copies are queued
+        acc += h2d("obs", x * k)
+    torch.cuda.synchronize()
+    np.testing.assert_allclose(acc.cpu().numpy(), x * sum(range(50)), rtol=1e-5, atol=1e-3)
+
+
 def _learner(amp: bool, O=10, A=3, N=64, T=16):
     from trainers.ppo.config import AlgoConfig, TrainConfig
     from trainers.ppo.envs import EnvDims

@@ -32,12 +32,22 @@ from .storage import RolloutStorage
 
 
 class HostToDevice:
-    """Copies NumPy arrays to the device through preallocated (pinned on CUDA) host buffers."""
+    """Copies NumPy arrays to the device through preallocated host buffers.
+
+    On CUDA the buffers are pinned and the copies run on a side stream: the current
+    (compute) stream waits for them instead of the host, so a copy can overlap kernels
+    already queued. A buffer is rewritten only once its previous copy has finished (an
+    event per buffer), and each returned tensor is recorded on the compute stream so
+    the caching allocator keeps it alive there. On CPU the buffer itself is returned
+    (valid until the next call with the same name).
+    """
 
     def __init__(self, device: torch.device):
         self.device = device
         self.pinned = device.type == "cuda"
+        self.stream = torch.cuda.Stream(device) if self.pinned else None
         self._bufs: dict[str, torch.Tensor] = {}
+        self._copied: dict[str, torch.cuda.Event] = {}
 
     def __call__(self, name: str, arr: np.ndarray, dtype=np.float32) -> torch.Tensor:
         src = torch.from_numpy(np.ascontiguousarray(arr, dtype=dtype))
@@ -45,8 +55,22 @@ class HostToDevice:
         if buf is None or buf.shape != src.shape:
             buf = torch.empty(src.shape, dtype=src.dtype, pin_memory=self.pinned)
             self._bufs[name] = buf
+        if not self.pinned:
+            buf.copy_(src)
+            return buf
+        copied = self._copied.get(name)
+        if copied is not None:
+            copied.synchronize()  # the last copy out of this pinned buffer has finished
         buf.copy_(src)
-        return buf.to(self.device, non_blocking=True) if self.pinned else buf
+        compute = torch.cuda.current_stream(self.device)
+        with torch.cuda.stream(self.stream):
+            out = buf.to(self.device, non_blocking=True)
+            event = torch.cuda.Event()
+            event.record(self.stream)
+        self._copied[name] = event
+        compute.wait_event(event)
+        out.record_stream(compute)
+        return out
 
 
 class EpisodeTracker:
