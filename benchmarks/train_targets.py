@@ -6,9 +6,11 @@ Targets (issue 8), with the task YAML defaults of ``trainers/configs``:
 - ``UniLab/Go1Joystick-v0``: walking: forward-velocity tracking reward >= 70% of its
   maximum (per step, deterministic evaluation) and falls < 5% of episodes, <= 10 min.
 
-Training stops as soon as the training statistics meet the target (rolling success /
-tracking / fall rate), or at the wall-clock budget; the final policy is then evaluated
-deterministically. Wall clock counts training only (evaluation is reported apart).
+Training stops as soon as the training statistics clear the target with a margin
+(rolling success >= 97%; tracking >= 80% and falls < 1% of the last finished episodes:
+the deterministic policy falls more often than the training window shows), or at the
+wall-clock budget; the final policy is then evaluated deterministically. Wall clock
+counts training only (evaluation is reported apart).
 
     python benchmarks/train_targets.py                 # reach and go1
     python benchmarks/train_targets.py --task reach    # one
@@ -92,8 +94,8 @@ def _stopper(name: str, budget_s: float, t0: float, track_max: float | None):
             return False
         if name == "reach":
             return s.get("episode/success", 0.0) >= 0.97
-        return (s.get("reward/tracking_lin_vel", 0.0) >= 0.75 * track_max
-                and s.get("episode/terminated_frac", 1.0) < 0.03)
+        return (s.get("reward/tracking_lin_vel", 0.0) >= 0.8 * track_max
+                and s.get("episode/terminated_frac", 1.0) < 0.01)
     return stop
 
 
