@@ -15,7 +15,7 @@ counts training only (evaluation is reported apart).
     python benchmarks/train_targets.py                 # reach and go1
     python benchmarks/train_targets.py --task reach    # one
     python benchmarks/train_targets.py --out runs/targets --budget-scale 2
-    python benchmarks/train_targets.py --task cheetah --cheetah-steps 300000   # ours vs SB3 PPO
+    python benchmarks/train_targets.py --task cheetah --cheetah-seeds 0 1 2   # ours vs SB3 PPO, 1M steps
 
 ``cheetah`` (optional): HalfCheetah-v5, our PPO vs SB3 PPO side by side with the same
 hyper-parameters (trainers/configs/halfcheetah.yaml; SB3 with VecNormalize on
@@ -86,6 +86,21 @@ def run_cheetah(out: Path, steps: int, seed: int, eval_episodes: int) -> list[di
              "train_wall_s": round(sb3_wall, 1), "eval_return": round(float(sb3_ret), 1), "met": "-"}]
 
 
+def seed_summary(pairs: list[list[dict]]) -> list[dict]:
+    """Mean and median evaluation return (and mean wall clock) of ours and SB3 over seeds."""
+    import statistics
+
+    out = []
+    for k, who in enumerate(("ours", "SB3")):
+        returns = [pair[k]["eval_return"] for pair in pairs]
+        walls = [pair[k]["train_wall_s"] for pair in pairs]
+        out.append({"task": f"HalfCheetah-v5 ({who}, {len(pairs)} seeds)", "steps": pairs[0][k]["steps"],
+                    "train_wall_s": round(statistics.mean(walls), 1),
+                    "eval_return": f"mean {statistics.mean(returns):.0f} median {statistics.median(returns):.0f}",
+                    "met": "-"})
+    return out
+
+
 def _stopper(name: str, budget_s: float, t0: float, track_max: float | None):
     def stop(runner, s) -> bool:
         if time.perf_counter() - t0 > budget_s:
@@ -131,12 +146,18 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--budget-scale", type=float, default=1.0, help="multiply the wall-clock budgets")
     p.add_argument("--eval-episodes", type=int, default=64)
-    p.add_argument("--cheetah-steps", type=int, default=300_000)
+    p.add_argument("--cheetah-steps", type=int, default=1_000_000)
+    p.add_argument("--cheetah-seeds", type=int, nargs="+", default=[0],
+                   help="HalfCheetah seeds (returns at 1M steps vary a lot from seed to seed)")
     args = p.parse_args(argv)
     rows = []
     for name in args.task or ["reach", "go1"]:
         if name == "cheetah":
-            rows += run_cheetah(Path(args.out), args.cheetah_steps, args.seed, min(args.eval_episodes, 8))
+            pairs = [run_cheetah(Path(args.out) / f"seed{seed}", args.cheetah_steps, seed, min(args.eval_episodes, 8))
+                     for seed in args.cheetah_seeds]
+            rows += [row for pair in pairs for row in pair]
+            if len(pairs) > 1:
+                rows += seed_summary(pairs)
         else:
             rows.append(run(name, Path(args.out), args.budget_scale, args.seed, args.eval_episodes))
     cols = ["task", "steps", "train_wall_s", "budget_s", "eval_success", "eval_tracking_frac", "eval_fall_rate",
