@@ -39,7 +39,7 @@ def pick_sizes(quick: bool, cuda: bool) -> Sizes:
         return Sizes(1024, 32, 3, 1, 64, 64, 8, 32, 2, 1)
     if cuda:
         return Sizes(8192, 4096, 20, 3, 4096, 4096, 24, 4096, 5, 3)
-    return Sizes(8192, 1024, 10, 3, 1024, 512, 24, 256, 3, 3)
+    return Sizes(8192, 1024, 10, 3, 1024, 512, 24, 1024, 3, 3)  # rows 5-6 at the Go1 training size
 
 
 def parse_rows(text: str) -> list[int]:
