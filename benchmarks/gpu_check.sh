@@ -3,7 +3,7 @@
 #   1. install the carried wheels (mujoco, gymnasium, stable-baselines3) and this checkout,
 #   2. the GPU tests (pytest -m gpu tests/gpu),
 #   3. `unilab bench` on CUDA (python -m trainers.bench --device cuda),
-#   4. a short Go1 training run with the bundled PPO on CUDA,
+#   4. two short Go1 training runs with the bundled PPO on CUDA (overlap=false, then true),
 # then prints one table (stage limits 90+110+190+80 s: under 8 minutes even when each runs out).
 # Files (bench.json, bench.png, pytest.xml, train.json, logs, summary.txt) go to $OUT (or
 # runs/gpu_check). The machine has no network: fetch the wheels first, here, with
@@ -20,7 +20,7 @@ PY="${PYTHON:-python3}"
 DEVICE="${DEVICE:-cuda}"            # DEVICE=cpu BENCH_ARGS=--quick TRAIN_ENVS=64 TRAIN_ITERS=2: a dry run anywhere
 BENCH_ARGS="${BENCH_ARGS:-}"
 TRAIN_ENVS="${TRAIN_ENVS:-4096}"
-TRAIN_ITERS="${TRAIN_ITERS:-30}"
+TRAIN_ITERS="${TRAIN_ITERS:-20}"             # per run: overlap=false, then overlap=true
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 MPLBACKEND=Agg
 LOG="$OUT/gpu_check.log"
@@ -69,20 +69,24 @@ import json, sys, time
 import unilab_envs  # noqa: F401  (thread policies first)
 from trainers.ppo import AlgoConfig, LogConfig, TrainConfig, train
 out, device, n, iters = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-cfg = TrainConfig(task="UniLab/Go1Joystick-v0", num_envs=n, total_steps=n * 24 * iters, device=device,
-                  out=f"/tmp/gpu_check_go1", algo=AlgoConfig(num_steps=24, amp=True),
-                  log=LogConfig(tensorboard=False, progress=False, plot=False, save_interval=1000))
-t0 = time.perf_counter()
-res = train(cfg)
-s = res.stats
-summary = {"iterations": res.iterations, "env_steps": res.env_steps, "wall_s": round(time.perf_counter() - t0, 1),
-           "avg_steps_per_s": round(res.env_steps / res.wall_time, 1),
-           "last_steps_per_s": round(s.get("perf/steps_per_s", float("nan")), 1),
-           "last_collect_steps_per_s": round(s.get("perf/collect_steps_per_s", float("nan")), 1),
-           "update_s": round(s.get("perf/update_s", float("nan")), 3),
-           "episode_return": s.get("episode/return"), "episode_length": s.get("episode/length")}
-print(json.dumps(summary))
-open(f"{out}/train.json", "w").write(json.dumps(summary, indent=2))
+runs = {}
+for overlap in (False, True):  # the same short run, collecting from one env, then from two overlapped halves
+    cfg = TrainConfig(task="UniLab/Go1Joystick-v0", num_envs=n, total_steps=n * 24 * iters, device=device,
+                      out=f"/tmp/gpu_check_go1_{'overlap' if overlap else 'plain'}", overlap=overlap,
+                      algo=AlgoConfig(num_steps=24, amp=True),
+                      log=LogConfig(tensorboard=False, progress=False, plot=False, save_interval=1000))
+    t0 = time.perf_counter()
+    res = train(cfg)
+    s = res.stats
+    runs["overlap" if overlap else "plain"] = {
+        "iterations": res.iterations, "env_steps": res.env_steps, "wall_s": round(time.perf_counter() - t0, 1),
+        "avg_steps_per_s": round(res.env_steps / res.wall_time, 1),
+        "last_steps_per_s": round(s.get("perf/steps_per_s", float("nan")), 1),
+        "last_collect_steps_per_s": round(s.get("perf/collect_steps_per_s", float("nan")), 1),
+        "update_s": round(s.get("perf/update_s", float("nan")), 3),
+        "episode_return": s.get("episode/return"), "episode_length": s.get("episode/length")}
+    print(json.dumps(runs))
+    open(f"{out}/train.json", "w").write(json.dumps(runs, indent=2))
 PYEOF
 
 stage install 90 install
@@ -118,13 +122,13 @@ try:
 except Exception as exc:  # noqa: BLE001
     add("  bench rows", "missing", "", exc.__class__.__name__)
 try:
-    t = json.loads((out / "train.json").read_text())
-    tdetail = (f"{t['iterations']} it, {t['env_steps']} steps, {t['avg_steps_per_s']:.0f} steps/s avg "
-               f"({t['last_steps_per_s']:.0f} last, collect {t['last_collect_steps_per_s']:.0f}), "
-               f"return {t['episode_return']}")
+    runs = json.loads((out / "train.json").read_text())
+    tdetail = "; ".join(
+        f"{k}: {t['iterations']} it, {t['avg_steps_per_s']:.0f} steps/s avg ({t['last_steps_per_s']:.0f} last, "
+        f"collect {t['last_collect_steps_per_s']:.0f}), return {t['episode_return']:.3g}" for k, t in runs.items())
 except Exception as exc:  # noqa: BLE001
     tdetail = f"no summary ({exc.__class__.__name__})"
-add("Go1 training (bundled PPO, bf16 on CUDA)", a[6], a[7], tdetail)
+add("Go1 training (bundled PPO, bf16 on CUDA; overlap=false, then true)", a[6], a[7], tdetail)
 add("total", "", a[8])
 w = max(len(r[0]) for r in rows)
 print(f"\n{'stage':<{w}}  {'result':<12} {'s':>5}  detail")
