@@ -108,3 +108,23 @@ def test_mismatched_checkpoint_gets_clear_error(tmp_path):
         train(tiny_cfg(tmp_path / "x", env_kwargs={"privileged": False}), resume=res.checkpoint)
     with pytest.raises(CheckpointError, match="does not fit this run's networks"):
         train(tiny_cfg(tmp_path / "y", policy={"actor_hidden": [8]}), resume=res.checkpoint)
+
+
+def test_overlap_runs_check_their_envs(tmp_path):
+    from tests.trainers.conftest import PointReach
+
+    from trainers.ppo.runner import Runner
+
+    with pytest.raises(ValueError, match="num_envs >= 2"):
+        Runner(tiny_cfg(tmp_path, num_envs=1, overlap=True))
+    with pytest.raises(ValueError, match="two envs"):
+        Runner(tiny_cfg(tmp_path, overlap=True), env=PointReach(8))
+    with pytest.raises(ValueError, match="16 envs but config.num_envs is 8"):
+        Runner(tiny_cfg(tmp_path, overlap=True), env=[PointReach(8), PointReach(8)])
+    runner = Runner(tiny_cfg(tmp_path, overlap=True))
+    try:
+        assert [e.num_envs for e in runner.envs] == [4, 4]
+        with pytest.raises(AttributeError, match="runner.envs"):
+            runner.env  # noqa: B018
+    finally:
+        runner.close()
