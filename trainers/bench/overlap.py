@@ -26,20 +26,18 @@ def bench_overlap(task: str, num_envs: int, num_steps: int, iterations: int, dev
     half = num_envs // 2
     envs = {"bundled": [make_vec_env(task, 2 * half)], "seq": [make_vec_env(task, half), make_vec_env(task, half)],
             "ovl": [make_vec_env(task, half), make_vec_env(task, half)]}
-    collectors = []
+    runs = {}  # name -> Collector
     try:
         dims = env_dims(envs["bundled"][0])
         cfg = TrainConfig(task=task, num_envs=2 * half, device=str(device), algo=AlgoConfig(num_steps=num_steps))
         algo = build_learner(dims, cfg, device)
         storage = RolloutStorage(num_steps, 2 * half, dims.obs, dims.privileged, dims.act, device)
-        runs = {}
         for name, pair in envs.items():
             gen = torch.Generator(device=device)
             gen.manual_seed(0)
             coll = Collector(pair, algo, device, gen, privileged=dims.privileged is not None, overlap=name == "ovl")
-            coll.reset(seed=0)
-            collectors.append(coll)
             runs[name] = coll
+            coll.reset(seed=0)
         for coll in runs.values():
             coll.collect(storage)  # warm up
         sps = {k: [] for k in runs}
@@ -50,7 +48,7 @@ def bench_overlap(task: str, num_envs: int, num_steps: int, iterations: int, dev
                 coll.collect(storage)
                 sps[k].append(spi / (time.perf_counter() - t0))
     finally:
-        for coll in collectors:
+        for coll in runs.values():
             coll.close()
         for pair in envs.values():
             for e in pair:

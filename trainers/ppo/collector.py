@@ -137,12 +137,12 @@ def autoreset_mode(env: gym.vector.VectorEnv) -> gym.vector.AutoresetMode:
 
 
 class _Shard:
-    """One vector env, its rows ``[lo, hi)`` of the rollout, and what is carried between its steps."""
+    """One vector env, its rows ``[lo, lo + num_envs)`` of the rollout, and what is carried between its steps."""
 
     def __init__(self, env: gym.vector.VectorEnv, lo: int, device: torch.device):
         self.env = env
-        self.lo, self.hi = lo, lo + env.num_envs
-        self.rows = slice(self.lo, self.hi)
+        self.lo = lo
+        self.rows = slice(lo, lo + env.num_envs)
         self.same_step = autoreset_mode(env) == gym.vector.AutoresetMode.SAME_STEP
         self.h2d = HostToDevice(device)
         self.act_host: torch.Tensor | None = None
