@@ -1,4 +1,5 @@
-"""Shared Numba helpers for rigid-body math on MuJoCo quaternions ``(w, x, y, z)``."""
+"""Shared Numba helpers of the task kernels: rigid-body math on MuJoCo quaternions
+``(w, x, y, z)``, and transcendentals at the precision of the float32 outputs."""
 
 from __future__ import annotations
 
@@ -43,3 +44,23 @@ def yaw_quat(yaw):
 def exp_tracking(error_sq, sigma):
     """Tracking reward ``exp(-error^2 / sigma)`` in (0, 1]."""
     return np.exp(-error_sq / sigma)
+
+
+@nb.njit(inline="always", cache=True)
+def exp_f32(x):
+    """``exp(x)`` evaluated in float32, returned as float64.
+
+    For values that leave the kernel as float32 (reward terms): float32 ``expf`` is
+    faster than the float64 ``exp`` and as exact as float32 arithmetic allows.
+    """
+    return np.float64(np.exp(np.float32(x)))
+
+
+@nb.njit(inline="always", cache=True)
+def sin_cos_f32(angle):
+    """``(sin, cos)`` of ``angle`` evaluated in float32 (see ``exp_f32``), as float64.
+
+    For angles of a few turns at most (gait phases); float32's error grows with ``|angle|``.
+    """
+    a = np.float32(angle)
+    return np.float64(np.sin(a)), np.float64(np.cos(a))

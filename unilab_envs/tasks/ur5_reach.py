@@ -53,6 +53,7 @@ import numpy as np
 from unilab_envs.assets import ur5e as robot
 from unilab_envs.core.config import build_config, require, require_range, require_timing
 from unilab_envs.core.model import actuators_for_joints, load_model, object_ids
+from unilab_envs.core.prefetch import PREFETCH_DISTANCE, prefetch_row
 from unilab_envs.core.rng import uniform_range
 from unilab_envs.core.single_env import UniLabEnv
 from unilab_envs.core.task import Task
@@ -156,6 +157,8 @@ def _compute(
     joint_target, target, last_action, previous_action, weights, threshold, fine_std,
 ):  # fmt: skip
     for i in nb.prange(obs.shape[0]):
+        prefetch_row(qpos, i + PREFETCH_DISTANCE)  # qpos / qvel are rows of the batch state, far apart
+        prefetch_row(qvel, i + PREFETCH_DISTANCE)
         dist_sq = 0.0
         for d in range(3):
             e = target[i, d] - site_xpos[i, site, d]
