@@ -36,6 +36,7 @@ def test_quick_run_writes_table_json_png(quick_run, capsys):
         assert r["ratio"] is not None and math.isfinite(r["ratio"]) and r["ratio"] > 0, r
         assert r["baseline"] > 0 and r["ours"] > 0, r
     assert any(r["budget"] == 12.0 for r in rows if r["row"] == 1)
+    assert any(r["name"].startswith("memory floor") for r in rows if r["row"] == 1)
     assert (out / "bench.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -47,6 +48,18 @@ def test_postprocess_implementations_agree():
         assert disagreements(make_inputs(300, seed=3), 300, pool) == []
     finally:
         pool.close()
+
+
+def test_memory_floor_reads_every_input_and_writes_every_output():
+    from trainers.bench.postprocess import make_inputs, make_outputs, stream_floor
+
+    x, out = make_inputs(64, seed=1), make_outputs(64)
+    stream_floor(x, out)
+    f64 = {k: v.astype(np.float64).reshape(64, -1) for k, v in x.items() if v.shape[:1] == (64,) and k != "qpos"}
+    total = x["qpos"].sum(1) + sum(v.sum(1) for v in f64.values())
+    np.testing.assert_allclose(out["obs"], np.repeat(total[:, None], out["obs"].shape[1], 1), rtol=1e-5)
+    np.testing.assert_allclose(out["terms"][:, 0], total, rtol=1e-5)
+    np.testing.assert_array_equal(out["terminated"], total > 0)
 
 
 def test_table_marks_budgets_and_errors():
