@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import os
 import warnings
 from pathlib import Path
 
@@ -80,8 +79,6 @@ def evaluate(checkpoint: str | Path, episodes: int = 10, num_envs: int | None = 
     policy, cfg, ckpt = load_policy(checkpoint, device)
     task = task or cfg.task
     num_envs = num_envs or min(cfg.num_envs, max(episodes, 1))
-    if video is not None and "MUJOCO_GL" not in os.environ and not os.environ.get("DISPLAY"):
-        os.environ["MUJOCO_GL"] = "egl"
     env = make_vec_env(task, num_envs, {**cfg.env_kwargs, **(env_kwargs or {})}, cfg.vectorization_mode,
                        render_mode="rgb_array" if video is not None else None)
     try:
