@@ -97,3 +97,10 @@ def test_quaternion_helpers_match_hand_computed_rotations():
     # 90 degrees about x (rolled onto the side): gravity points along body -y
     gravity, _ = _gravity_and_rotation(np.array([half, half, 0.0, 0.0]), np.zeros(3))
     np.testing.assert_allclose(gravity, (0.0, -1.0, 0.0), atol=1e-12)
+
+
+def test_prefetch_row_emits_the_llvm_prefetch_hint():
+    rows = np.zeros((4, 357))[:, 3:39]
+    _row_sums_with_prefetch(rows, 2)
+    ir = _row_sums_with_prefetch.inspect_llvm(_row_sums_with_prefetch.signatures[0])
+    assert "@llvm.prefetch" in ir
