@@ -27,6 +27,7 @@ PKGS=(
   mujoco==4.0.0 mujoco-core==4.0.0 mujoco-studio==4.0.0 glfw==2.11.0 PyOpenGL==3.1.10
   gymnasium==1.4.0 farama-notifications==0.0.6
   stable-baselines3==2.9.2 websockets==17.4  # mujoco-studio needs it
+  tbb==2023.2.0 tcmlib==1.6.0  # Numba's TBB threading layer (unilab_envs/threads.py)
 )
 PLATFORMS=(--platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64
            --platform manylinux2014_x86_64 --platform manylinux1_x86_64 --platform any)

@@ -50,8 +50,8 @@ install() {
   if ! "$PY" -c "import mujoco, gymnasium, stable_baselines3" 2>/dev/null; then
     [ -d "$WHEELS_DIR" ] || { echo "no wheels folder $WHEELS_DIR: run benchmarks/fetch_gpu_wheels.sh here and carry it"; return 1; }
     # into the interpreter's environment, deps resolved against what is installed (torch, numpy, ...)
-    "$PY" -m pip install -q --no-index --find-links "$WHEELS_DIR" mujoco gymnasium stable-baselines3 \
-      || "$PY" -m pip install -q --no-index --find-links "$WHEELS_DIR" --break-system-packages mujoco gymnasium stable-baselines3 \
+    "$PY" -m pip install -q --no-index --find-links "$WHEELS_DIR" mujoco gymnasium stable-baselines3 tbb \
+      || "$PY" -m pip install -q --no-index --find-links "$WHEELS_DIR" --break-system-packages mujoco gymnasium stable-baselines3 tbb \
       || { echo "pip install into the environment failed; installing into /tmp/site instead"
            "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site "$WHEELS_DIR"/*.whl || return 1
            export PYTHONPATH="/tmp/site${PYTHONPATH:+:$PYTHONPATH}"; }

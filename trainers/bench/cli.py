@@ -121,6 +121,7 @@ def main(argv: list[str] | None = None) -> int:
             g["row"], g["seconds"] = r, round(time.perf_counter() - t0, 2)
         rows += got
         print(f"  row {r} ({ROWS[r]}) done in {time.perf_counter() - t0:.1f}s", flush=True)
+    machine["numba_threading_layer"] = report.numba_layer()  # launched by now: the layer that ran
     print(report.format_table(machine, rows))
     args.out.mkdir(parents=True, exist_ok=True)
     js = report.write_json(args.out / "bench.json", machine, rows)

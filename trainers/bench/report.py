@@ -14,6 +14,16 @@ import platform
 from pathlib import Path
 
 
+def numba_layer() -> str | None:
+    """The layer Numba's threads run on, once launched; else the one asked for."""
+    import numba
+
+    try:
+        return numba.threading_layer()
+    except ValueError:  # no parallel region has run yet
+        return os.environ.get("NUMBA_THREADING_LAYER")
+
+
 def machine_info(threads: int, device: str) -> dict:
     import mujoco
     import numba
@@ -38,7 +48,7 @@ def machine_info(threads: int, device: str) -> dict:
     return {"cpu": cpu, "cores": available_cpus(), "threads": threads, "load_avg_1min": round(load, 2),
             "gpu": gpu, "device": device, "python": platform.python_version(), "torch": torch.__version__,
             "numpy": np.__version__, "numba": numba.__version__, "mujoco": mujoco.__version__,
-            "numba_threading_layer": os.environ.get("NUMBA_THREADING_LAYER"),
+            "numba_threading_layer": numba_layer(),
             "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY")}
 
 
@@ -60,7 +70,8 @@ def format_table(machine: dict, rows: list[dict]) -> str:
     gpu = machine["gpu"] or "none"
     lines = [f"machine: {machine['cpu']} | {machine['cores']} cores ({machine['threads']} threads used, "
              f"load {machine['load_avg_1min']}) | GPU: {gpu} | device: {machine['device']} | "
-             f"torch {machine['torch']}, numba {machine['numba']}, mujoco {machine['mujoco']}"]
+             f"torch {machine['torch']}, numba {machine['numba']} ({machine.get('numba_threading_layer')}), "
+             f"mujoco {machine['mujoco']}"]
     w = max([len(r["name"]) for r in rows] + [20])
     head = f"{'#':>2}  {'measurement':<{w}}  {'baseline':>12}  {'ours':>12}  {'unit':<10} {'ratio':>7} {'budget':>7}  status"
     lines += [head, "-" * len(head)]
