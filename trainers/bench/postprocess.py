@@ -41,6 +41,7 @@ def make_inputs(n: int, seed: int = 0) -> dict[str, np.ndarray]:
     q = r.normal(size=(n, 4)) * np.array([1.0, 0.15, 0.15, 0.3])
     qpos[:, 3:7] = q / np.linalg.norm(q, axis=1, keepdims=True)
     qpos[:, 7:] = r.normal(0, 0.3, (n, J))
+    offsets = np.array([0.0, math.pi])
     return {
         "qpos": qpos,
         "qvel": r.normal(0, 0.5, (n, 6 + J)),
@@ -56,7 +57,8 @@ def make_inputs(n: int, seed: int = 0) -> dict[str, np.ndarray]:
         "home": r.normal(0, 0.2, J),
         "low": np.full(J, -1.5),
         "high": np.full(J, 1.5),
-        "phase_offsets": np.array([0.0, math.pi]),
+        "phase_offsets": offsets,
+        "phase_offsets_cos_sin": np.stack([np.cos(offsets), np.sin(offsets)], 1),  # as the G1 task keeps them
     }
 
 
@@ -240,7 +242,7 @@ def stream_floor(x: dict, out: dict) -> None:
 def numba_post(x: dict, out: dict) -> None:
     _fused(x["qpos"], x["qvel"], x["force"], x["last_action"], x["prev_action"], x["command"], x["phase"],
            x["foot_pos"], x["prev_foot_pos"], x["air_time"], x["contact"], x["home"], x["low"], x["high"],
-           np.stack([np.cos(x["phase_offsets"]), np.sin(x["phase_offsets"])], 1), WEIGHTS, out["obs"], out["terms"], out["reward"], out["terminated"])
+           x["phase_offsets_cos_sin"], WEIGHTS, out["obs"], out["terms"], out["reward"], out["terminated"])
 
 
 # --------------------------------------------------------------------------- timing

@@ -34,7 +34,9 @@ def prefetch_address(typingctx, address):
     def codegen(context, builder, signature, args):
         byte_ptr = ir.IntType(8).as_pointer()
         i32 = ir.IntType(32)
-        prefetch = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [byte_ptr, i32, i32, i32]), "llvm.prefetch")  # unmangled: LLVM upgrades it to its own pointer mangling (p0i8 / p0)
+        # declared unmangled: LLVM renames it to its own pointer mangling (p0i8 on LLVM 14, p0 on 15+)
+        signature_type = ir.FunctionType(ir.VoidType(), [byte_ptr, i32, i32, i32])
+        prefetch = cgutils.get_or_insert_function(builder.module, signature_type, "llvm.prefetch")
         # (address, read, highest temporal locality, data cache)
         builder.call(prefetch, [builder.inttoptr(args[0], byte_ptr), ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
         return context.get_dummy_value()
