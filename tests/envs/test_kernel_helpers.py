@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from unilab_envs.core.prefetch import prefetch_row
-from unilab_envs.core.quat import exp_f32, projected_gravity, rotate_inverse, sin_cos_f32
+from unilab_envs.core.quat import advance_phase, exp_f32, projected_gravity, rotate_inverse, sin_cos_f32
 
 
 @nb.njit
@@ -104,3 +104,20 @@ def test_prefetch_row_emits_the_llvm_prefetch_hint():
     _row_sums_with_prefetch(rows, 2)
     ir = _row_sums_with_prefetch.inspect_llvm(_row_sums_with_prefetch.signatures[0])
     assert "@llvm.prefetch" in ir
+
+
+@nb.njit
+def _advance_all(phase, step):
+    out = np.empty_like(phase)
+    for i in range(phase.shape[0]):
+        out[i] = advance_phase(phase[i], step)
+    return out
+
+
+@pytest.mark.parametrize("step", [0.0, 0.157, 2.0, 2 * math.pi - 1e-9])
+def test_advance_phase_has_the_bits_of_the_modulo(step):
+    phase = np.random.default_rng(1).uniform(0.0, 2 * math.pi, 10_000)
+    phase[:3] = 0.0, np.nextafter(2 * math.pi, 0.0), 2 * math.pi - step  # edges: the wrap lands exactly on 2pi
+    got = _advance_all(phase, step)
+    np.testing.assert_array_equal(got, (phase + step) % (2 * math.pi))
+    assert np.all((got >= 0.0) & (got < 2 * math.pi))

@@ -1,7 +1,10 @@
 """Shared Numba helpers of the task kernels: rigid-body math on MuJoCo quaternions
-``(w, x, y, z)``, and transcendentals at the precision of the float32 outputs."""
+``(w, x, y, z)``, gait-phase stepping, and transcendentals at the precision of the float32
+outputs."""
 
 from __future__ import annotations
+
+import math
 
 import numba as nb
 import numpy as np
@@ -44,6 +47,13 @@ def yaw_quat(yaw):
 def exp_tracking(error_sq, sigma):
     """Tracking reward ``exp(-error^2 / sigma)`` in (0, 1]."""
     return np.exp(-error_sq / sigma)
+
+
+@nb.njit(inline="always", cache=True)
+def advance_phase(phase, step):
+    """``(phase + step) % 2pi`` for ``phase`` in [0, 2pi): the same bits, taking ``%`` only when it wraps."""
+    p = phase + step
+    return p if p < 2.0 * math.pi else p % (2.0 * math.pi)
 
 
 @nb.njit(inline="always", cache=True)

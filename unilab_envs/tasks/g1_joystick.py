@@ -43,7 +43,7 @@ from unilab_envs.assets import g1 as robot
 from unilab_envs.core.config import build_config, require, require_range, require_timing
 from unilab_envs.core.model import actuators_for_joints, free_joint_of, load_model, object_ids
 from unilab_envs.core.prefetch import PREFETCH_DISTANCE, prefetch_row
-from unilab_envs.core.quat import exp_f32, projected_gravity, rotate_inverse, sin_cos_f32
+from unilab_envs.core.quat import advance_phase, exp_f32, projected_gravity, rotate_inverse, sin_cos_f32
 from unilab_envs.core.rng import uniform, uniform_range
 from unilab_envs.core.single_env import UniLabEnv
 from unilab_envs.core.task import Task
@@ -233,7 +233,6 @@ def _compute(
     resample_steps = np.int64(params[9])
     zero_probability = params[10]
     inv_dt = 1.0 / dt
-    two_pi = 2.0 * math.pi
     for i in nb.prange(obs.shape[0]):
         prefetch_row(qpos, i + PREFETCH_DISTANCE)  # qpos / qvel are rows of the batch state, far apart
         prefetch_row(qvel, i + PREFETCH_DISTANCE)
@@ -259,8 +258,7 @@ def _compute(
             limits += max(0.0, qj - joint_high[j]) + max(0.0, joint_low[j] - qj)
             _write_joint_obs(i, j, obs, privileged_obs, dq, qvel[i, joint_d[j]], a, tau)
 
-        p = phase[i] + gait_step
-        phase[i] = p if p < two_pi else p % two_pi  # the same bits as always taking %, without its cost
+        phase[i] = advance_phase(phase[i], gait_step)
         sin_phase, cos_phase = sin_cos_f32(phase[i])
         air_reward = 0.0
         slip = 0.0

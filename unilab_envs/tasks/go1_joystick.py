@@ -41,7 +41,7 @@ from unilab_envs.assets import go1 as robot
 from unilab_envs.core.config import build_config, require, require_range, require_timing
 from unilab_envs.core.model import actuators_for_joints, free_joint_of, load_model, object_ids
 from unilab_envs.core.prefetch import PREFETCH_DISTANCE, prefetch_row
-from unilab_envs.core.quat import exp_tracking, projected_gravity, rotate_inverse
+from unilab_envs.core.quat import advance_phase, exp_tracking, projected_gravity, rotate_inverse
 from unilab_envs.core.rng import uniform, uniform_range
 from unilab_envs.core.single_env import UniLabEnv
 from unilab_envs.core.task import Task
@@ -214,7 +214,6 @@ def _compute(
     resample_steps = np.int64(params[9])
     zero_probability = params[10]
     phase_width = params[11]
-    two_pi = 2.0 * math.pi
     for i in nb.prange(obs.shape[0]):
         prefetch_row(qpos, i + PREFETCH_DISTANCE)  # qpos / qvel are rows of the batch state, far apart
         prefetch_row(qvel, i + PREFETCH_DISTANCE)
@@ -241,8 +240,7 @@ def _compute(
             qj = qpos[i, joint_q[j]]
             limits += max(0.0, qj - joint_high[j]) + max(0.0, joint_low[j] - qj)
 
-        p = phase[i] + gait_step
-        phase[i] = p if p < two_pi else p % two_pi  # the same bits as always taking %, without its cost
+        phase[i] = advance_phase(phase[i], gait_step)
         air_reward = 0.0
         slip = 0.0
         phase_error = 0.0
