@@ -54,17 +54,28 @@ def test_print_config_and_bad_input(tmp_path, capsys):
 
 def test_ctrl_c_saves_a_checkpoint_and_exits_cleanly(tmp_path, capsys):
     out = tmp_path / "run"
-    timer = threading.Timer(2.0, lambda: os.kill(os.getpid(), signal.SIGINT))
-    timer.start()
+    before = signal.getsignal(signal.SIGINT)  # SIG_IGN under nohup or a background job, not Python's default
+    done = threading.Event()
+
+    def ctrl_c_once_the_run_listens():
+        # a SIGINT sent before the run installs its handler would be lost where SIGINT is ignored
+        while signal.getsignal(signal.SIGINT) is before and not done.wait(0.05):
+            pass
+        if not done.wait(1.0):
+            os.kill(os.getpid(), signal.SIGINT)
+
+    sender = threading.Thread(target=ctrl_c_once_the_run_listens, daemon=True)
+    sender.start()
     try:
         rc = cli.main(["train", *TINY, "--total-steps", "1e9", "--out", str(out)])
     finally:
-        timer.cancel()
+        done.set()
+        sender.join()
     assert rc == 130
     assert "Resume with" in capsys.readouterr().err
     ckpt = load_checkpoint(out / "checkpoint.pt", CKPT_FORMAT, CKPT_VERSION)
     assert ckpt["iteration"] >= 1 and ckpt["env_state"] is not None  # stopped at an iteration boundary
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handler restored
+    assert signal.getsignal(signal.SIGINT) is before  # the handler in place before the run is restored
 
 
 @pytest.mark.parametrize("algo", ["sb3-ppo", "sb3-sac", "sb3-td3"])
