@@ -1,6 +1,6 @@
 """``UniLabVectorEnv``: a natively batched Gymnasium ``VectorEnv`` over ``mujoco.batch``.
 
-One step for ``N`` envs (see ``shared/DESIGN.md``, "The data path")::
+One step for ``N`` envs (``docs/architecture.md`` describes the whole data path)::
 
     actions (N, A) -> task.apply_actions (Numba, writes ctrl in place)
                    -> Batch.step(nstep=frame_skip) on the persistent thread pool
@@ -20,10 +20,17 @@ Contract:
 * ``terminated`` is a failure, ``truncated`` the time limit
   (``max_episode_steps``); they are never merged.
 * ``info["reward_terms"][name]`` is each term's weighted ``(N,)`` contribution;
-  ``reward`` is their sum. ``info["diverged"]`` flags rows whose simulation
-  went unstable (MuJoCo's warning counters rose, it raised, or a non-finite
-  observation came out): such a row is reset, ends its episode as terminated
-  with reward 0 and never hands out NaN; the other rows are untouched.
+  ``reward`` is their sum.
+* ``info["diverged"]`` flags rows whose simulation went unstable (MuJoCo's
+  warning counters rose, it raised, or a non-finite observation came out). In
+  that step such a row ends as terminated with reward 0 (every term 0) and a
+  finite observation (non-finite entries become 0); the other rows are
+  untouched. When it restarts follows the autoreset mode: SAME_STEP resets it
+  within that step (``final_obs`` holds the last, finite observation),
+  NEXT_STEP on the next ``step`` call (reward 0, like any finished row),
+  DISABLED only at ``reset(options={"reset_mask": mask})``; until then it keeps
+  stepping from the state MuJoCo left it in (MuJoCo resets an unstable row to
+  the model's defaults, not to the task's initial state).
 * Tasks with a critic-only observation put it in ``info["privileged_obs"]``
   (and ``info["final_privileged_obs"]`` in SAME_STEP), and describe it in
   ``privileged_observation_space``.
