@@ -9,7 +9,7 @@ computes GAE inside its update; SB3's ``train()`` does not (it runs in collectio
     python benchmarks/bench_ppo_update.py            # CPU (and CUDA when present)
     python benchmarks/bench_ppo_update.py --device cuda --repeats 5
 
-DESIGN budget: bundled update >= 5x SB3's on the same data and device.
+Budget (docs/architecture.md): bundled update >= 5x SB3's on the same data and device.
 
 Measured (best of 3, seconds per update, SB3 / ours):
 
