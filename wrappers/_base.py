@@ -47,6 +47,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv, VectorWrapper
 from unilab_envs.core.actions import validate_actions
 from unilab_envs.core.config import build_config, require, require_range
 from unilab_envs.core.rng import seed_streams
+from unilab_envs.core.state import StateError, copy_attributes, restore_attributes
 
 T = TypeVar("T")
 
@@ -156,6 +157,11 @@ class Sim2RealWrapper(VectorWrapper):
     """
 
     STREAM: int = -1
+    #: per-env attributes that carry over between steps (delay lines, biases, channel
+    #: states, draws, timers); saved by :meth:`get_state` with the base's RNG and
+    #: episode bookkeeping. Names a configuration did not create are skipped.
+    STATE: tuple[str, ...] = ()
+    _BASE_STATE = ("_rng", "_seeded", "_pending")
 
     def __init__(self, env: VectorEnv) -> None:
         if not isinstance(env, VectorEnv):
@@ -218,6 +224,29 @@ class Sim2RealWrapper(VectorWrapper):
         if started.any():
             self._on_start(started)
         return obs, reward, terminated, truncated, info
+
+    # --- state (exact resume) ---------------------------------------------
+    def _state_names(self) -> tuple[str, ...]:
+        return self._BASE_STATE + tuple(name for name in self.STATE if hasattr(self, name))
+
+    def get_state(self) -> dict[str, Any]:
+        """This wrapper's per-env state and, under ``"inner"``, the wrapped env's.
+
+        The inner env must offer ``get_state`` too (UniLab envs and wrappers do).
+        """
+        inner = getattr(self.env, "get_state", None)
+        if inner is None:
+            raise StateError(f"{type(self).__name__} wraps {type(self.env).__name__}, which has no get_state(); "
+                             "only stacks of UniLab envs and wrappers can be saved")
+        return {"wrapper": type(self).__name__, "own": copy_attributes(self, self._state_names()), "inner": inner()}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        """Load a :meth:`get_state` result into the same wrapper stack."""
+        if state.get("wrapper") != type(self).__name__:
+            raise StateError(f"the saved state is of wrapper {state.get('wrapper')!r} where this stack has "
+                             f"{type(self).__name__}: build the same wrapper stack (sim2real profile) as the saved run")
+        self.env.set_state(state["inner"])
+        restore_attributes(self, self._state_names(), state["own"], f"{type(self).__name__} state")
 
     # --- hooks -----------------------------------------------------------
     def _actions(self, actions):

@@ -122,6 +122,7 @@ class ActionLatency(Sim2RealWrapper):
     """
 
     STREAM = 13
+    STATE = ("_buf", "_head", "_count", "delay", "_out")
 
     def __init__(self, env: VectorEnv, config: LatencyConfig | Mapping[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(env)
@@ -150,6 +151,7 @@ class ObservationLatency(Sim2RealWrapper):
     """
 
     STREAM = 14
+    STATE = ("_buf", "_head", "_count", "delay", "_out", "_final_out")
 
     def __init__(self, env: VectorEnv, config: LatencyConfig | Mapping[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(env)

@@ -120,6 +120,7 @@ class ObservationNoise(Sim2RealWrapper):
     """
 
     STREAM = 10
+    STATE = ("_out", "_final_out")
 
     def __init__(self, env: VectorEnv, config: ObservationNoiseConfig | Mapping[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(env)
@@ -184,6 +185,7 @@ class ImuBiasDrift(Sim2RealWrapper):
     """
 
     STREAM = 12
+    STATE = ("bias", "_out", "_final_out")
 
     def __init__(self, env: VectorEnv, config: ImuBiasDriftConfig | Mapping[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(env)
@@ -234,6 +236,7 @@ class ActionNoise(Sim2RealWrapper):
     """Noise on every commanded action: ``ActionNoise(env, std=0.02)``."""
 
     STREAM = 11
+    STATE = ("_out",)
 
     def __init__(self, env: VectorEnv, config: ActionNoiseConfig | Mapping[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(env)

@@ -165,6 +165,11 @@ def _push(rng, countdown, remaining, pushed, qvel, dof, xfrc, body, interval, ma
 
 # --- domain randomization ------------------------------------------------------
 
+#: the model fields whose nominal values each range scales
+_NOMINAL_FIELDS = {
+    "mass_scale": ("body_mass", "body_inertia"), "added_mass": ("body_mass", "body_inertia"), "com_offset": ("body_ipos",),
+    "damping_scale": ("dof_damping",), "armature_scale": ("dof_armature",), "frictionloss_scale": ("dof_frictionloss",),
+}
 _RANGES = ("friction", "mass_scale", "added_mass", "com_offset", "kp_scale", "kd_scale", "damping_scale", "armature_scale", "frictionloss_scale")
 
 
@@ -221,6 +226,7 @@ class DomainRandomization(Sim2RealWrapper):
     """
 
     STREAM = 18
+    STATE = ("_draws", "_gain", "_bias")
 
     def __init__(self, env: VectorEnv, config: DomainRandomizationConfig | Mapping[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(env)
@@ -250,6 +256,11 @@ class DomainRandomization(Sim2RealWrapper):
         if "kp_scale" in self._slices or "kd_scale" in self._slices:
             self._gain = self._fields.factor("actuator_gainprm", "domain_randomization")
             self._bias = self._fields.factor("actuator_biasprm", "domain_randomization")
+        # read the nominal values now, before a restored state (set_state) writes randomized ones
+        for name, fields in _NOMINAL_FIELDS.items():
+            if name in self._slices:
+                for field in fields:
+                    self._fields.nominal(field)
 
     def _on_start(self, started):
         _draw_uniform(started, self._rng, self._low, self._high, self._draws)
@@ -322,6 +333,7 @@ class MotorStrength(Sim2RealWrapper):
     """Weaker or stronger motors per env: ``MotorStrength(env, strength=(0.9, 1.1))``; ``gain`` is ``(N, A)``."""
 
     STREAM = 17
+    STATE = ("_draws", "gain", "_out", "_gain_f", "_bias_f")
 
     def __init__(self, env: VectorEnv, config: MotorStrengthConfig | Mapping[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(env)
@@ -405,6 +417,7 @@ class RandomPush(Sim2RealWrapper):
     """Per-env pushes at random intervals (see :class:`RandomPushConfig`); ``info["pushed"]`` marks them."""
 
     STREAM = 19
+    STATE = ("_countdown", "_remaining", "pushed")
 
     def __init__(self, env: VectorEnv, config: RandomPushConfig | Mapping[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(env)

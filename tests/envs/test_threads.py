@@ -8,6 +8,7 @@ import platform
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from unilab_envs.threads import preload_pip_tbb, resolve_num_threads
@@ -82,3 +83,29 @@ def test_thread_count_override_order(monkeypatch):
         resolve_num_threads(None)
     with pytest.raises(ValueError, match="num_threads must be >= 1"):
         resolve_num_threads(0)
+
+
+def test_making_and_stepping_envs_leaves_torch_and_numba_thread_counts_alone():
+    """An env runs its own kernels on its own count and hands the process back as it was."""
+    import gymnasium as gym
+    import numba
+    import torch
+
+    import unilab_envs  # noqa: F401
+
+    torch_before, numba_before = torch.get_num_threads(), numba.get_num_threads()
+    torch.set_num_threads(1)
+    numba.set_num_threads(1)
+    try:
+        single = gym.make("UniLab/Go1Joystick-v0")  # num_threads=1 by default
+        batched = gym.make_vec("UniLab/Go1Joystick-v0", num_envs=4, num_threads=2)
+        single.reset(seed=0)
+        batched.reset(seed=0)
+        batched.step(np.zeros((4, 12), np.float32))
+        assert torch.get_num_threads() == 1
+        assert numba.get_num_threads() == 1
+        single.close()
+        batched.close()
+    finally:
+        torch.set_num_threads(torch_before)
+        numba.set_num_threads(numba_before)

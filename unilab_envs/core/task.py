@@ -31,6 +31,8 @@ from typing import Any
 import mujoco
 import numpy as np
 
+from unilab_envs.core.state import copy_attributes, restore_attributes
+
 
 class Task(abc.ABC):
     """One robot task over a ``mujoco.batch.Batch``; subclasses fill the hooks."""
@@ -41,6 +43,9 @@ class Task(abc.ABC):
     reward_names: tuple[str, ...]
     #: name of the body the tracking camera follows
     tracking_body: str = "world"
+    #: per-env arrays (set in :meth:`bind`) that carry over from one step to the next:
+    #: what :meth:`get_state` saves for an exact resume (commands, gait phase, last actions...)
+    state_names: tuple[str, ...] = ()
 
     def __init__(self, model: mujoco.MjModel, config: Any) -> None:
         self.model = model
@@ -109,6 +114,14 @@ class Task(abc.ABC):
     @abc.abstractmethod
     def observe(self, ids: np.ndarray, obs, privileged_obs) -> None:
         """Write the observations of rows ``ids`` (after a reset)."""
+
+    def get_state(self) -> dict[str, np.ndarray]:
+        """Copies of the per-env arrays named in :attr:`state_names`."""
+        return copy_attributes(self, self.state_names)
+
+    def set_state(self, state: dict[str, np.ndarray]) -> None:
+        """Write a :meth:`get_state` result back (in place; shapes must match)."""
+        restore_attributes(self, self.state_names, state, f"{type(self).__name__} task state")
 
     def task_info(self) -> dict[str, np.ndarray]:
         """Extra per-env arrays for ``info`` (e.g. ``is_success``); default none."""

@@ -57,9 +57,12 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from unilab_envs.core.actions import validate_actions
 from unilab_envs.core.rng import seed_streams, uniform
 from unilab_envs.core.task import Task
-from unilab_envs.threads import configure_threads, resolve_num_threads
+from unilab_envs.core.state import StateError, batch_state, copy_attributes, restore_attributes, restore_batch_state
+from unilab_envs.threads import numba_threads, resolve_num_threads
 
 SPREAD_STREAM = 1  # the RNG stream that draws spread episode starts
+#: the env's own per-env bookkeeping that get_state saves besides physics and task
+_ENV_STATE = ("_rng", "seeds", "_seeded", "_episode_step", "_pending_reset", "_warning_total", "_obs", "_privileged_obs")
 
 
 @nb.njit(cache=True)
@@ -128,8 +131,7 @@ class UniLabVectorEnv(VectorEnv):
         }
         self.spread_episode_starts = spread_episode_starts
         self.copy = copy
-        self.num_threads = resolve_num_threads(num_threads)
-        configure_threads(self.num_threads)
+        self.num_threads = resolve_num_threads(num_threads)  # MuJoCo's pool and this env's Numba calls
 
         self.model: mujoco.MjModel = self.task.model
         self.frame_skip: int = self.task.frame_skip
@@ -175,6 +177,10 @@ class UniLabVectorEnv(VectorEnv):
 
     def reset(self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None):
         """Reset all envs (or ``options["reset_mask"]``'s rows); return ``(obs, info)``."""
+        with numba_threads(self.num_threads):
+            return self._reset(seed, options)
+
+    def _reset(self, seed, options):
         options = dict(options or {})
         reset_mask = options.pop("reset_mask", None)
         if options:
@@ -213,6 +219,10 @@ class UniLabVectorEnv(VectorEnv):
     # --- step ----------------------------------------------------------------
     def step(self, actions):
         """Advance every env one control step; return ``(obs, reward, terminated, truncated, info)``."""
+        with numba_threads(self.num_threads):
+            return self._step(actions)
+
+    def _step(self, actions):
         actions = validate_actions(actions, (self.num_envs, self.task.action_size))
         self.task.apply_actions(actions)
         self._diverged[:] = False
@@ -289,6 +299,36 @@ class UniLabVectorEnv(VectorEnv):
                 info["final_privileged_obs"] = self._out(self._final_privileged_obs)
         info.update({key: self._out(value) for key, value in self.task.task_info().items()})
         return info
+
+    # --- state (exact resume) ----------------------------------------------
+    def get_state(self) -> dict[str, Any]:
+        """Everything the next steps depend on, as plain arrays (see ``unilab_envs.core.state``).
+
+        ``physics``: every env's integration state rows, MuJoCo warning counters and
+        per-env model fields; ``task``: the task's per-env arrays (commands, gait
+        phase, last actions...); ``env``: RNG streams, seeds, episode counters,
+        pending NEXT_STEP resets and the current observations. Take it between
+        steps; :meth:`set_state` on an env of the same task and size continues
+        bit-exactly.
+        """
+        return {
+            "task_name": type(self.task).__name__,
+            "num_envs": self.num_envs,
+            "physics": batch_state(self.batch),
+            "task": self.task.get_state(),
+            "env": copy_attributes(self, _ENV_STATE),
+        }
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        """Load a :meth:`get_state` result; raise :class:`StateError` if it is another task's or size's."""
+        name, n = state.get("task_name"), state.get("num_envs")
+        if name != type(self.task).__name__ or n != self.num_envs:
+            raise StateError(f"the saved env state is of task {name} with {n} envs; this env is "
+                             f"{type(self.task).__name__} with {self.num_envs} envs: load it into an env made "
+                             "like the one that saved it")
+        restore_batch_state(self.batch, state["physics"])
+        self.task.set_state(state["task"])
+        restore_attributes(self, _ENV_STATE, state["env"], f"{type(self).__name__} state")
 
     # --- extras ------------------------------------------------------------
     @property

@@ -421,6 +421,8 @@ class G1Joystick(Task):
         """``(29,)`` standing joint angles, the zero of ``joint_pos`` and of the actions."""
         return self._stand.copy()
 
+    state_names = ("last_action", "_previous_action", "command", "phase", "_contact", "_air_time", "_foot_height", "_previous_foot_pos")
+
     def bind(self, batch, num_envs: int) -> None:
         n = num_envs
         self._qpos, self._qvel, self._ctrl = batch.bind("qpos"), batch.bind("qvel"), batch.bind("ctrl")

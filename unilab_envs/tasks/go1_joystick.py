@@ -399,6 +399,8 @@ class Go1Joystick(Task):
     reward_weights = property(lambda self: self._weights)
     reset_keyframe = property(lambda self: self._keyframe)
 
+    state_names = ("last_action", "_previous_action", "command", "phase", "_contact", "_air_time", "_foot_height", "_previous_foot_pos")
+
     def bind(self, batch, num_envs: int) -> None:
         n = num_envs
         self._qpos, self._qvel, self._ctrl = batch.bind("qpos"), batch.bind("qvel"), batch.bind("ctrl")

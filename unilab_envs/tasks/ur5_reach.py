@@ -255,6 +255,8 @@ class UR5Reach(Task):
     reset_keyframe = property(lambda self: self._keyframe)
     step_stage = property(lambda self: int(mujoco.mjtStage.mjSTAGE_POS))
 
+    state_names = ("joint_target", "target", "last_action", "_previous_action", "is_success")
+
     def bind(self, batch, num_envs: int) -> None:
         n = num_envs
         self._qpos, self._qvel, self._ctrl = batch.bind("qpos"), batch.bind("qvel"), batch.bind("ctrl")
