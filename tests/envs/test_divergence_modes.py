@@ -126,3 +126,20 @@ def test_a_non_finite_observation_is_flagged_and_never_handed_out(mode):
     assert terminated[ROW] and reward[ROW] == 0.0
     assert _all_finite(obs, reward, info)
     env.close()
+
+
+@pytest.mark.parametrize("where", ["privileged_obs", "reward"])
+def test_a_non_finite_privileged_observation_or_reward_is_caught_too(where):
+    """The critic's input and the reward are checked like the policy observation."""
+    env = _env("SameStep")
+    compute = env.task.compute
+
+    def poisoned(obs, privileged_obs, reward_terms, reward, *rest):
+        compute(obs, privileged_obs, reward_terms, reward, *rest)
+        (privileged_obs if where == "privileged_obs" else reward)[ROW] = np.nan
+
+    env.task.compute = poisoned
+    obs, reward, terminated, truncated, info = env.step(ZERO)
+    assert info["diverged"].tolist() == MASK.tolist()
+    assert terminated[ROW] and reward[ROW] == 0.0
+    assert _all_finite(obs, reward, info)

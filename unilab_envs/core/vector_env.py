@@ -267,14 +267,19 @@ class UniLabVectorEnv(VectorEnv):
         )
 
     def _check_divergence(self) -> None:
-        """Flag rows whose warning counters rose or whose observation is not finite."""
+        """Flag rows whose warning counters rose or whose observation, privileged
+        observation or reward is not finite."""
         totals = self._warnings[:, :, 1].sum(axis=1)
         self._diverged |= totals > self._warning_total
         self._warning_total[:] = totals
         self._diverged |= ~np.isfinite(self._obs).all(axis=1)
+        self._diverged |= ~np.isfinite(self._reward)
+        if self._privileged_obs.shape[1]:
+            self._diverged |= ~np.isfinite(self._privileged_obs).all(axis=1)
         if self._diverged.any():
             bad = self._diverged
             np.nan_to_num(self._obs, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
+            np.nan_to_num(self._privileged_obs, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
             self._reward[bad] = 0.0
             self._reward_terms[bad] = 0.0
             self._terminated[bad] = True
