@@ -120,10 +120,35 @@ class LogConfig:
 
 
 @dataclass(frozen=True)
+class StopConfig:
+    """Stop training early once the task is learned (:mod:`trainers.ppo.early_stop`).
+
+    Training stops when the rolling success rate of the finished training episodes
+    (``episode/success``, the last ``max(200, num_envs)`` episodes) is at least
+    ``success_rate`` for ``patience`` consecutive iterations, counted once ``min_episodes``
+    episodes have finished. ``success_rate: null`` (the default) trains to ``total_steps``,
+    which always bounds the run.
+    """
+
+    success_rate: float | None = None
+    min_episodes: int = 200
+    patience: int = 1
+
+    def __post_init__(self) -> None:
+        _check(self.success_rate is None or 0 < self.success_rate <= 1,
+               f"stop.success_rate must be in (0, 1] or null (off), got {self.success_rate}")
+        _check(self.min_episodes >= 1, f"stop.min_episodes must be >= 1, got {self.min_episodes}")
+        _check(self.patience >= 1, f"stop.patience must be >= 1, got {self.patience}")
+
+
+DEFAULT_TASK = "UniLab/Go1Joystick-v0"  # what `unilab train` trains without --task (README "Two commands")
+
+
+@dataclass(frozen=True)
 class TrainConfig:
     """One training run: the task, its env, the learner and the logs."""
 
-    task: str = "Pendulum-v1"
+    task: str = DEFAULT_TASK
     num_envs: int = 16
     total_steps: int = 1_000_000
     seed: int = 0
@@ -138,6 +163,7 @@ class TrainConfig:
     algo: AlgoConfig = field(default_factory=AlgoConfig)
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     log: LogConfig = field(default_factory=LogConfig)
+    stop: StopConfig = field(default_factory=StopConfig)
 
     def __post_init__(self) -> None:
         _check(bool(self.task), "task must be a non-empty environment id")
