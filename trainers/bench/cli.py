@@ -14,7 +14,7 @@ import time
 import traceback
 from pathlib import Path
 
-import unilab_envs  # noqa: F401  (thread policies before torch / numba start their pools; registers tasks)
+from trainers.cli_checks import positive_int
 
 ROWS = {1: "post-processing kernels", 2: "env step vs mujoco.batch floor", 3: "rollout storage",
         4: "PPO update", 5: "end to end", 6: "two-half overlapped collection"}
@@ -53,17 +53,25 @@ def parse_rows(text: str) -> list[int]:
     return rows
 
 
+DESCRIPTION = "Side-by-side performance ratios, one table. Rows: " + "; ".join(f"{k} {v}" for k, v in ROWS.items())
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="unilab bench", description="Side-by-side performance ratios, one table. Rows: "
-                                + "; ".join(f"{k} {v}" for k, v in ROWS.items()))
+    """The parser of ``python -m trainers.bench`` (``unilab bench`` adds the same arguments)."""
+    p = argparse.ArgumentParser(prog="unilab bench", description=DESCRIPTION)
+    add_arguments(p)
+    return p
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The bench's options, added to ``p``: one definition for ``unilab bench`` and ``python -m trainers.bench``."""
     p.add_argument("--quick", action="store_true", help="small sizes (tests / CI); ratios are not meaningful")
     p.add_argument("--rows", type=parse_rows, default=[1, 2, 3, 4, 5],
                    help="comma-separated rows (default 1,2,3,4,5; row 6 is opt-in)")
     p.add_argument("--out", type=Path, default=Path("runs/bench"), help="folder for bench.json and bench.png")
     p.add_argument("--device", default="auto", help="learner device for rows 3-5: auto, cpu, cuda[:i]")
-    p.add_argument("--threads", type=int, default=None, help="CPU threads (default: UNILAB_NUM_THREADS or all)")
+    p.add_argument("--threads", type=positive_int, default=None, help="CPU threads (default: UNILAB_NUM_THREADS or all)")
     p.add_argument("--tasks", nargs="+", default=None, help="tasks for row 2 (default: all registered)")
-    return p
 
 
 def run_row(row: int, sizes: Sizes, device, threads: int, tasks: list[str]) -> list[dict]:
@@ -90,7 +98,14 @@ def run_row(row: int, sizes: Sizes, device, threads: int, tasks: list[str]) -> l
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    """``python -m trainers.bench [options]``; returns the exit status."""
+    return run(build_parser().parse_args(argv))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Measure the rows ``args`` asks for (parsed by :func:`add_arguments`'s options), print the
+    table, write bench.json and bench.png; 1 if a row failed, 2 for an unusable device."""
+    import unilab_envs  # thread policies before torch / numba start their pools; registers tasks
     from trainers.ppo.runner import resolve_device
     from unilab_envs.threads import configure_threads
 

@@ -302,16 +302,24 @@ def read_yaml(path: str | Path) -> dict:
     try:
         text = path.read_text()
     except OSError as e:
-        raise ConfigError(f"cannot read config file {path}: {e.strerror}") from None
+        raise ConfigError(f"cannot read config file {path}: {e.strerror}; check the --config path") from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as e:
-        raise ConfigError(f"config file {path} is not valid YAML: {e}") from None
+        raise ConfigError(f"config file {path} is not valid YAML ({_yaml_problem(e)}); fix it and retry") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise ConfigError(f"config file {path} must hold a mapping at top level")
     return data
+
+
+def _yaml_problem(e: yaml.YAMLError) -> str:
+    """One line for a YAML error: the problem and where (PyYAML's own text spans several lines)."""
+    mark = getattr(e, "problem_mark", None)
+    problem = getattr(e, "problem", None) or " ".join(str(e).split())
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+    return where + problem
 
 
 def task_defaults_file(task: str) -> Path | None:
@@ -333,8 +341,9 @@ def parse_overrides(items: list[str] | tuple[str, ...]) -> dict:
             raise ConfigError(f"override {item!r} must look like key=value (e.g. algo.learning_rate=3e-4)")
         try:
             value = yaml.safe_load(raw) if raw.strip() else None
-        except yaml.YAMLError:
-            value = raw
+        except yaml.YAMLError as e:
+            raise ConfigError(f"override {item!r}: the value is not valid YAML ({_yaml_problem(e)}); "
+                              f"write lists as [64,64] and quote odd strings: {key}='\"...\"'") from None
         node = out
         parts = key.split(".")
         for p in parts[:-1]:
