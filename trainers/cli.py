@@ -6,9 +6,15 @@
     unilab train --algo sb3-sac --task UniLab/UR5Reach-v0 --num-envs 16
     unilab eval runs/go1/checkpoint.pt --episodes 20 --video runs/go1/eval.mp4
     unilab export runs/go1/checkpoint.pt --out runs/go1/policy.onnx
+    unilab tasks                      # the registered tasks: sizes, control rate, episode, reward terms
+    unilab bench --rows 1,5           # performance ratios (same as python -m trainers.bench)
 
 Train settings layer as: task YAML defaults (``trainers/configs``) < ``--config file`` <
 flags < ``key=value`` overrides. ``unilab train --task T --print-config`` shows the result.
+Without ``--task`` (nor a config or checkpoint naming one) it trains ``UniLab/Go1Joystick-v0``.
+
+Mistakes (an unknown task, a bad option, config value or env keyword, ``--device cuda``
+without CUDA) end in one line on stderr and exit status 2, before any run folder is made.
 """
 
 from __future__ import annotations
@@ -19,6 +25,19 @@ import sys
 from pathlib import Path
 
 SB3_ALGOS = ("sb3-ppo", "sb3-sac", "sb3-td3")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that answers a mistake with one line on stderr (exit 2) instead of the usage block."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
+
+
+def _fail(command: str, message: object) -> int:
+    """Print ``unilab <command>: <message>`` as one line on stderr; the exit status 2."""
+    print(f"unilab {command}: {' '.join(str(message).split())}", file=sys.stderr)
+    return 2
 
 
 def _steps(text: str) -> int:
@@ -33,7 +52,11 @@ def _steps(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="unilab", description="UniLab: train, evaluate and export robot policies.")
+    """The ``unilab`` parser: train, eval, export, tasks, bench."""
+    from trainers.bench import cli as bench_cli
+    from trainers.cli_checks import positive_int
+
+    p = _Parser(prog="unilab", description="UniLab: train, evaluate and export robot policies.")
     sub = p.add_subparsers(dest="command", required=True)
 
     t = sub.add_parser("train", help="train a policy (bundled PPO, or SB3 with --algo sb3-*)",
@@ -42,15 +65,16 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog="overrides: key=value pairs on the config, e.g. algo.learning_rate=3e-4 "
                               "policy.actor_hidden=[128,128] log.tensorboard=false")
     t.add_argument("--algo", default="ppo", choices=("ppo", *SB3_ALGOS), help="trainer (default: ppo)")
-    t.add_argument("--task", help="Gymnasium id, e.g. UniLab/Go1Joystick-v0 or HalfCheetah-v5")
-    t.add_argument("--num-envs", type=int, help="parallel envs")
+    t.add_argument("--task", help="Gymnasium id, e.g. UniLab/Go1Joystick-v0 (the default) or HalfCheetah-v5; "
+                                  "`unilab tasks` lists UniLab's")
+    t.add_argument("--num-envs", type=positive_int, help="parallel envs (default: the task's config)")
     t.add_argument("--total-steps", type=_steps, help="env steps to train for (e.g. 5e6)")
     t.add_argument("--device", help="auto (default), cpu, cuda, cuda:1")
-    t.add_argument("--seed", type=int)
+    t.add_argument("--seed", type=int, help="seed of the envs and the learner (default 0)")
     t.add_argument("--out", help="run directory (default runs/<task>)")
     t.add_argument("--config", help="YAML file with config keys")
     t.add_argument("--resume", help="checkpoint (or run directory) to continue from")
-    t.add_argument("--torch-threads", type=int, help="torch intra-op threads (default: leave torch's choice)")
+    t.add_argument("--torch-threads", type=positive_int, help="torch intra-op threads (default: leave torch's choice)")
     t.add_argument("--no-progress", action="store_true", help="no progress bar (periodic lines instead)")
     t.add_argument("--print-config", action="store_true", help="print the resolved config and exit")
     t.add_argument("--dist-timeout", type=float, metavar="SECONDS",
@@ -60,31 +84,47 @@ def build_parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("eval", help="run the deterministic policy of a checkpoint; optional video")
     e.add_argument("checkpoint", help="checkpoint file or run directory")
-    e.add_argument("--episodes", type=int, default=10)
+    e.add_argument("--episodes", type=int, default=10, help="episodes to run (default 10)")
     e.add_argument("--num-envs", type=int, help="parallel envs (default: min(episodes, training num_envs))")
     e.add_argument("--task", help="evaluate on another task id with the same spaces")
     e.add_argument("--video", help="video path (.mp4 needs imageio-ffmpeg, or .gif); default <run>/eval.mp4 or .gif")
-    e.add_argument("--no-video", action="store_true")
-    e.add_argument("--device", default="cpu")
-    e.add_argument("--seed", type=int, default=12345)
+    e.add_argument("--no-video", action="store_true", help="write no video")
+    e.add_argument("--device", default="cpu", help="policy device: cpu (default), cuda, cuda:1")
+    e.add_argument("--seed", type=int, default=12345, help="seed of the evaluation envs (default 12345)")
 
     x = sub.add_parser("export", help="export the policy (normalizer folded in) to ONNX")
     x.add_argument("checkpoint", help="checkpoint file or run directory")
     x.add_argument("--out", help="ONNX path (default <run>/policy.onnx)")
-    x.add_argument("--opset", type=int, default=17)
+    x.add_argument("--opset", type=int, default=17, help="ONNX opset version (default 17)")
+
+    sub.add_parser("tasks", help="list the registered UniLab tasks: sizes, control rate, episode, reward terms",
+                   description="The registered UniLab tasks, read from the tasks themselves.").add_argument(
+        "--markdown", action="store_true", help="print a Markdown table (as in the README)")
+
+    b = sub.add_parser("bench", help="performance ratios side by side, one table (= python -m trainers.bench)",
+                       description=bench_cli.DESCRIPTION)
+    bench_cli.add_arguments(b)
     return p
 
 
 def _train(args: argparse.Namespace) -> int:
+    import unilab_envs  # noqa: F401  thread policies before torch starts a parallel region; registers UniLab/*
+    from trainers.cli_checks import UsageError, check_device, check_env_kwargs, check_task
+
     if args.algo in SB3_ALGOS:
         if int(os.environ.get("WORLD_SIZE", "1") or 1) > 1:
-            print(f"unilab train: --algo {args.algo} is single-process; under torchrun use the bundled PPO "
-                  f"(--algo ppo)", file=sys.stderr)
-            return 2
+            return _fail("train", f"--algo {args.algo} is single-process; under torchrun use the bundled PPO "
+                                  f"(--algo ppo)")
+        from trainers.ppo.config import DEFAULT_TASK
+
+        args.task = args.task or DEFAULT_TASK
+        try:
+            check_task(args.task)
+            check_device(args.device or "auto")
+        except UsageError as e:
+            return _fail("train", e)
         from trainers.sb3.cli import train_sb3  # lazy: SB3 only when asked for
 
-        if not args.task:
-            raise SystemExit("unilab train --algo sb3-*: --task is required")
         args.num_envs = args.num_envs or 16
         args.total_steps = args.total_steps or 1_000_000
         args.out = args.out or str(Path("runs") / f"{args.task.replace('/', '_')}_{args.algo}")
@@ -92,10 +132,9 @@ def _train(args: argparse.Namespace) -> int:
         print(f"model: {path}")
         return 0
 
-    if args.task and args.task.startswith("UniLab/"):
-        import unilab_envs  # noqa: F401  thread policies before torch starts a parallel region
     from trainers.common.checkpoint import CheckpointError
     from trainers.ppo.config import ConfigError, load_config, to_dict
+    from trainers.ppo.early_stop import stop_callback
     from trainers.ppo.runner import train
 
     flags = dict(num_envs=args.num_envs, total_steps=args.total_steps, device=args.device, seed=args.seed,
@@ -107,16 +146,19 @@ def _train(args: argparse.Namespace) -> int:
             cfg = _config_from_checkpoint(args.resume, flags, args.overrides)
         else:
             cfg = load_config(args.task, args.config, args.overrides, **flags)
-    except (ConfigError, CheckpointError) as e:
-        print(f"unilab train: {e}", file=sys.stderr)
-        return 2
+        check_task(cfg.task)
+        check_device(cfg.device)
+        check_env_kwargs(cfg.task, cfg.env_kwargs, cfg.vectorization_mode)
+    except (ConfigError, CheckpointError, UsageError) as e:
+        return _fail("train", e)
     if args.print_config:
         import yaml
         print(yaml.safe_dump(to_dict(cfg), sort_keys=False), end="")
         return 0
     from trainers.ppo.distributed import DistributedError
+    stopper = stop_callback(cfg)
     try:
-        result = train(cfg, resume=args.resume, dist_timeout=args.dist_timeout)
+        result = train(cfg, resume=args.resume, callback=stopper, dist_timeout=args.dist_timeout)
     except CheckpointError as e:
         print(f"unilab train: {e}", file=sys.stderr)
         return 2
@@ -129,6 +171,8 @@ def _train(args: argparse.Namespace) -> int:
     print(f"{'stopped' if result.interrupted else 'done'}: {result.env_steps} steps, {result.iterations} iterations, "
           f"{result.wall_time:.0f} s; return {s.get('episode/return', float('nan')):.3f}"
           + (f", success {s['episode/success']:.1%}" if "episode/success" in s else ""))
+    if stopper is not None and stopper.reason:
+        print(f"stopped early: {stopper.reason} (the config's stop: section)")
     print(f"checkpoint: {result.checkpoint}")
     if result.learning_curve:
         print(f"learning curve: {result.learning_curve}")
@@ -147,6 +191,21 @@ def _config_from_checkpoint(path: str, flags: dict, overrides: list[str]):
     if str(data.get("task", "")).startswith("UniLab/"):
         import unilab_envs  # noqa: F401
     return from_dict(TrainConfig, data)
+
+
+def _tasks(args: argparse.Namespace) -> int:
+    """``unilab tasks``: the registered UniLab tasks, one row each."""
+    from unilab_envs.catalog import format_table, task_catalog
+
+    print(format_table(task_catalog(), markdown=args.markdown))
+    return 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    """``unilab bench``: the same run as ``python -m trainers.bench``."""
+    from trainers.bench.cli import run
+
+    return run(args)
 
 
 def _eval(args: argparse.Namespace) -> int:
@@ -188,15 +247,17 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run ``unilab`` with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
     parser = build_parser()
     # key=value overrides may sit anywhere among the train flags
     args, extra = parser.parse_known_args(argv)
     bad = [e for e in extra if e.startswith("-") or "=" not in e or args.command != "train"]
     if bad:
-        parser.error(f"unrecognized arguments: {' '.join(bad)}")
+        hint = " (config overrides look like key=value)" if args.command == "train" else ""
+        return _fail(args.command, f"unrecognized arguments: {' '.join(bad)}{hint}; see `unilab {args.command} --help`")
     if args.command == "train":
         args.overrides = list(extra)
-    code = {"train": _train, "eval": _eval, "export": _export}[args.command](args)
+    code = {"train": _train, "eval": _eval, "export": _export, "tasks": _tasks, "bench": _bench}[args.command](args)
     if args.command == "train" and int(os.environ.get("WORLD_SIZE", "1")) > 1:
         from trainers.ppo.distributed import exit_finished_rank
 
