@@ -1,10 +1,13 @@
 """Train the bundled PPO from Python, evaluate it and export it to ONNX.
 
-    python examples/train_ppo.py                                 # UR5 reach, ~1 min on 2 cores
+    python examples/train_ppo.py                                 # UR5 reach, ~1.5 min on 2 CPU cores
     python examples/train_ppo.py --task UniLab/Go1Joystick-v0 --total-steps 6e6
     python examples/train_ppo.py --task HalfCheetah-v5 --total-steps 2e5   # any Gymnasium id
 
-The same as ``unilab train ...; unilab eval ...; unilab export ...``.
+The same as ``unilab train ...; unilab eval ...; unilab export ...``. UR5 reach stops once its
+rolling training success reaches 97% (the ``stop:`` section of ``trainers/configs/ur5_reach.yaml``):
+on a shared 2-core CPU machine, 274k steps in 31-53 s of training, then the 16-episode evaluation
+with its GIF (75 frames, ~15 s) and the ONNX export: 1 min 21 s in all.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import argparse
 import unilab_envs  # noqa: F401  (registers UniLab/*; sets thread policies before torch runs)
 
 from trainers.ppo import load_config, train
+from trainers.ppo.early_stop import stop_callback
 from trainers.ppo.evaluate import evaluate, export_onnx
 
 
@@ -29,8 +33,9 @@ def main() -> None:
     cfg = load_config(args.task, overrides=args.overrides, out=args.out,
                       total_steps=int(args.total_steps) if args.total_steps else None)
     print(f"training {cfg.task}: {cfg.num_envs} envs x {cfg.algo.num_steps} steps per iteration, "
-          f"{cfg.num_iterations} iterations -> {cfg.out_dir}")
-    result = train(cfg)  # writes checkpoint.pt, progress.csv, tb/, learning_curve.png
+          f"up to {cfg.num_iterations} iterations -> {cfg.out_dir}")
+    # writes checkpoint.pt, progress.csv, tb/, learning_curve.png; stops early where the config says
+    result = train(cfg, callback=stop_callback(cfg))
     print(f"trained {result.env_steps} steps in {result.wall_time:.0f} s")
 
     ev = evaluate(result.checkpoint, episodes=16, video=result.out_dir / "eval.gif")
