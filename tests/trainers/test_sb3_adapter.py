@@ -8,9 +8,9 @@ import pytest
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor, VecNormalize
+from tests.trainers.standins import PointReach
 
 from trainers.sb3 import EMPTY_INFO, SB3VecEnv
-from trainers.sb3.testing import ToyReachVectorEnv
 
 N = 4
 
@@ -74,12 +74,11 @@ def test_truncation_terminal_obs_equals_single_env_last_obs():
 def test_fall_is_termination_not_timeout(mode):
     """Our contract (dense final_obs, in-place buffers): pushing rows out of the arena
     terminates them with TimeLimit.truncated False and the raw last obs."""
-    base = ToyReachVectorEnv(N, max_episode_steps=1000, seed=0, autoreset_mode=mode)
+    base = PointReach(N, max_episode_steps=1000, seed=0, autoreset_mode=mode, arena=2.0)
     env = SB3VecEnv(base)
     env.reset()
     rows = np.array([1, 3])
-    base.place(rows, pos=np.array([[1.99, 0.0], [0.0, -1.99]]), goal=np.zeros((2, 2)),
-               vel=np.array([[1.0, 0.0], [0.0, -1.0]]))
+    base.place(rows, pos=np.array([[1.99, 0.0], [0.0, -1.99]]), goal=np.zeros((2, 2)))
     act = np.zeros((N, 2), np.float32)
     act[1], act[3] = [1, 0], [0, -1]
     obs, rew, dones, infos = env.step(act)
@@ -97,7 +96,7 @@ def test_fall_is_termination_not_timeout(mode):
 
 @pytest.mark.parametrize("mode", [AutoresetMode.SAME_STEP, AutoresetMode.NEXT_STEP])
 def test_truncation_on_batched_env(mode):
-    base = ToyReachVectorEnv(N, max_episode_steps=5, seed=0, autoreset_mode=mode, success_radius=0.0)
+    base = PointReach(N, max_episode_steps=5, seed=0, autoreset_mode=mode, success_radius=0.0)
     env = SB3VecEnv(base)
     env.reset()
     zero = np.zeros((N, 2), np.float32)
@@ -113,12 +112,12 @@ def test_truncation_on_batched_env(mode):
     obs2, _, dones2, _ = env.step(zero)
     assert not dones2.any()
     np.testing.assert_allclose(obs2[:, :2], obs[:, :2], atol=1e-6)
-    assert (base.steps == 1).all()
+    assert (base.t == 1).all()
 
 
 def test_outputs_do_not_alias_env_buffers():
-    """The toy env rewrites its obs / final_obs buffers in place; what SB3 got must not change."""
-    base = ToyReachVectorEnv(N, max_episode_steps=2, seed=0)
+    """The stand-in env rewrites its obs / final_obs buffers in place; what SB3 got must not change."""
+    base = PointReach(N, max_episode_steps=2, seed=0)
     env = SB3VecEnv(base)
     first = env.reset()
     kept = first.copy()
@@ -137,7 +136,7 @@ def test_outputs_do_not_alias_env_buffers():
 
 
 def test_shared_empty_info_is_read_only_and_sb3_wrappers_are_safe():
-    base = ToyReachVectorEnv(N, max_episode_steps=3, seed=0)
+    base = PointReach(N, max_episode_steps=3, seed=0)
     env = VecNormalize(VecMonitor(SB3VecEnv(base, episode_stats=False)))
     env.reset()
     act = np.zeros((N, 2), np.float32)
@@ -150,7 +149,7 @@ def test_shared_empty_info_is_read_only_and_sb3_wrappers_are_safe():
     assert len(EMPTY_INFO) == 0
     with pytest.raises(TypeError, match="fresh_infos=True"):
         EMPTY_INFO["x"] = 1
-    fresh = SB3VecEnv(ToyReachVectorEnv(N, seed=0), fresh_infos=True)
+    fresh = SB3VecEnv(PointReach(N, seed=0), fresh_infos=True)
     fresh.reset()
     infos = fresh.step(act)[3]
     infos[0]["x"] = 1
@@ -158,7 +157,7 @@ def test_shared_empty_info_is_read_only_and_sb3_wrappers_are_safe():
 
 
 def test_reward_terms_and_diverged():
-    base = ToyReachVectorEnv(N, seed=0)
+    base = PointReach(N, seed=0)
     env = SB3VecEnv(base)
     env.reset()
     total = 0.0
@@ -166,7 +165,7 @@ def test_reward_terms_and_diverged():
         _, rew, _, _ = env.step(np.zeros((N, 2), np.float32))
         total += float(rew.sum())
     terms = env.pop_reward_terms()
-    assert set(terms) == {"distance", "effort"}
+    assert set(terms) == {"distance", "action"}
     assert sum(terms.values()) == pytest.approx(total / (3 * N), rel=1e-5)
     assert env.pop_reward_terms() == {}
     base.diverged[2] = True
@@ -175,12 +174,12 @@ def test_reward_terms_and_diverged():
 
 
 def test_vecenv_api_on_batched_env():
-    base = ToyReachVectorEnv(N, seed=0)
+    base = PointReach(N, seed=0, arena=2.0)
     env = SB3VecEnv(base)
     assert env.observation_space == base.single_observation_space
     assert env.action_space == base.single_action_space
     assert env.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
-    assert env.get_attr("max_episode_steps") == [50] * N
+    assert env.get_attr("max_episode_steps") == [40] * N
     assert env.get_attr("arena", indices=[1, 2]) == [2.0, 2.0]
     env.set_attr("arena", 3.0)
     assert base.arena == 3.0
@@ -194,7 +193,7 @@ def test_vecenv_api_on_batched_env():
     env.seed(11)
     np.testing.assert_array_equal(env.reset(), a)
     env.set_options({"reset_mask": np.ones(N, bool)})
-    assert env.reset().shape == (N, 6)
+    assert env.reset().shape == (N, 4)
     # float64 actions (TD3 noise) are cast to the env's float32 contract
     assert env.step(np.zeros((N, 2), np.float64))[0].dtype == np.float32
     assert env.render() is None
