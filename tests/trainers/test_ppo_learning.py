@@ -2,10 +2,10 @@
 
 import dataclasses
 
-import gymnasium as gym
 import pytest
 from tests.trainers.conftest import POINT_REACH_ID
 
+import unilab_envs  # noqa: F401  (registers UniLab/*)
 from trainers.ppo import Runner, train
 from trainers.ppo.config import TrainConfig, deep_merge, from_dict, load_config
 from trainers.ppo.evaluate import evaluate
@@ -46,10 +46,7 @@ def test_pendulum_improves_over_untrained(tmp_path):
     assert trained.mean_return > untrained.mean_return + 200, (trained.summary(), untrained.summary())
 
 
-@pytest.mark.skipif("UniLab/UR5Reach-v0" not in gym.registry and not __import__("importlib").util.find_spec(
-    "unilab_envs.tasks.ur5_reach"), reason="UR5Reach not available")
 def test_ur5_reach_improves_over_untrained(tmp_path):
-    import unilab_envs  # noqa: F401
     cfg = load_config("UniLab/UR5Reach-v0", out=str(tmp_path / "run"), total_steps=64 * 32 * 40, num_envs=64,
                       overrides=["log.progress=false", "log.plot=false", "log.tensorboard=false"])
     res = train(cfg)

@@ -13,8 +13,6 @@ from trainers.sb3 import SB3VecEnv
 TASK = "UniLab/Go1Joystick-v0"
 N, SEED = 3, 5
 
-pytestmark = pytest.mark.skipif(TASK not in gym.registry, reason=f"{TASK} is not registered yet")
-
 
 def _pair(mode, max_steps):
     venv = gym.make_vec(TASK, num_envs=N, max_episode_steps=max_steps, autoreset_mode=mode,
@@ -76,7 +74,6 @@ def test_fall_is_not_a_timeout(mode):
 UR5 = "UniLab/UR5Reach-v0"
 
 
-@pytest.mark.skipif(UR5 not in gym.registry, reason=f"{UR5} is not registered yet")
 def test_is_success_reaches_sb3_success_rate():
     """Done rows carry the env's is_success of the terminal step; SB3 turns it into
     rollout/success_rate (ep_success_buffer)."""

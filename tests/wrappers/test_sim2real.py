@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-import unilab_envs
+import unilab_envs  # noqa: F401  (registers UniLab/*)
 from tests.wrappers.conftest import MODES, make_go1
 from wrappers import ActionLatency, ImuBiasDrift, ObservationNoise, Sim2Real, SingleEnv, load_profile, profile_names
 
@@ -33,8 +33,6 @@ def test_packaged_profiles():
 @pytest.mark.parametrize("mode", MODES)
 def test_profile_runs_on_its_robot(profile, mode):
     env_id = PROFILE_ENVS[profile]
-    if env_id not in unilab_envs.TASKS:
-        pytest.skip(f"{env_id} is not registered")
     assert load_profile(profile)["env_id"] == env_id
     env = Sim2Real(gym.make_vec(env_id, num_envs=2, num_threads=1, autoreset_mode=mode, max_episode_steps=8), profile=profile)
     obs = _rollout(env, 12, seed=0)
@@ -119,8 +117,11 @@ def test_profile_errors(tmp_path):
         Sim2Real(env, profile="go1_real", overrides={"random_pushes": {}})
     with pytest.raises(ValueError, match="observation_noise.*unknown observation group 'foot_contact'"):
         Sim2Real(env, profile="go1_real", overrides={"observation_noise": {"scales": {"foot_contact": 0.1}}})
-    with pytest.raises(ValueError, match="unknown observation group 'linvel'"):  # a Go1 profile on the G1
-        Sim2Real(gym.make_vec("UniLab/G1Joystick-v0", num_envs=1, num_threads=1), profile="go1_real")
+    g1 = gym.make_vec("UniLab/G1Joystick-v0", num_envs=1, num_threads=1)
+    with pytest.raises(ValueError, match="'go1_real' is for UniLab/Go1Joystick-v0.*profiles for UniLab/G1Joystick-v0: g1_real"):
+        Sim2Real(g1, profile="go1_real")  # a Go1 profile on the G1: said up front
+    with pytest.raises(ValueError, match="unknown observation group 'linvel'"):  # and without its env_id, by the groups
+        Sim2Real(g1, profile="go1_real", overrides={"env_id": None})
     with pytest.raises(FileNotFoundError):
         Sim2Real(env, profile=str(tmp_path / "missing.yaml"))
 
