@@ -29,7 +29,7 @@ from wrappers.physics import (
     RandomPush,
     RandomPushConfig,
 )
-from wrappers.sim2real import SECTIONS, Sim2Real, load_profile, profile_names
+from wrappers.sim2real import SECTIONS, Sim2Real, check_profile_fits, load_profile, profile_names, profiles_for
 from wrappers.single import SingleEnv
 
 __all__ = [
@@ -56,6 +56,8 @@ __all__ = [
     "Sim2Real",
     "Sim2RealWrapper",
     "SingleEnv",
+    "check_profile_fits",
     "load_profile",
     "profile_names",
+    "profiles_for",
 ]

@@ -108,6 +108,30 @@ def load_profile(profile: str | Path | Mapping[str, Any], overrides: Mapping[str
     return {key: value for key, value in data.items() if value is not None}
 
 
+def profiles_for(env_id: str) -> list[str]:
+    """The packaged profiles whose ``env_id`` is ``env_id``."""
+    return [name for name in profile_names() if load_profile(name).get("env_id") == env_id]
+
+
+def check_profile_fits(profile: Mapping[str, Any], env_id: str | None, name: Any = None) -> None:
+    """Raise ``ValueError`` when the resolved ``profile`` declares an ``env_id`` other than ``env_id``.
+
+    A profile's sections name the bodies and observation groups of one robot, so on
+    another robot it would fail deep inside (``the model has no body named ...``); this
+    says which task the profile is for and which profiles fit ``env_id`` instead. A
+    profile without ``env_id`` (or an env without an id) is not checked.
+    """
+    wanted = profile.get("env_id")
+    if not wanted or not env_id or wanted == env_id:
+        return
+    label = f"{name!r}" if isinstance(name, (str, Path)) else "(inline)"
+    robot = f" (robot {profile['robot']})" if profile.get("robot") else ""
+    fits = profiles_for(env_id)
+    advice = f"profiles for {env_id}: {', '.join(fits)}" if fits else f"no packaged profile is for {env_id}"
+    raise ValueError(f"sim-to-real profile {label} is for {wanted}{robot}, but this env is {env_id}; {advice} "
+                     f"(a profile of your own can 'extends:' one and set env_id: {env_id})")
+
+
 class Sim2Real(VectorWrapper):
     """The profile's wrappers stacked on ``env``, in :data:`SECTIONS` order.
 
@@ -118,6 +142,8 @@ class Sim2Real(VectorWrapper):
 
     def __init__(self, env: VectorEnv, profile: str | Path | Mapping[str, Any] = "go1_real", overrides: Mapping[str, Any] | None = None) -> None:
         self.profile = load_profile(profile, overrides)
+        spec = getattr(env.unwrapped, "spec", None)
+        check_profile_fits(self.profile, getattr(spec, "id", None), profile)
         self.layers: dict[str, VectorWrapper] = {}
         top = env
         for name, cls in SECTIONS.items():
