@@ -21,11 +21,23 @@ if "MUJOCO_GL" not in os.environ and not os.environ.get("DISPLAY"):
 
 import gymnasium as gym  # noqa: E402
 
-from unilab_envs.core.single_env import UniLabEnv  # noqa: E402
-from unilab_envs.core.vector_env import UniLabVectorEnv  # noqa: E402
 from unilab_envs.tasks import TASKS  # noqa: E402
 
 __all__ = ["TASKS", "UniLabEnv", "UniLabVectorEnv", "register_all"]
+
+
+def __getattr__(name: str):
+    # the env classes load Numba; import them on first use so that ``unilab_envs.deploy``
+    # (what a robot-side program imports) stays free of it
+    if name == "UniLabEnv":
+        from unilab_envs.core.single_env import UniLabEnv
+
+        return UniLabEnv
+    if name == "UniLabVectorEnv":
+        from unilab_envs.core.vector_env import UniLabVectorEnv
+
+        return UniLabVectorEnv
+    raise AttributeError(f"module 'unilab_envs' has no attribute {name!r}")
 
 
 def register_all() -> None:

@@ -1,0 +1,157 @@
+"""Build a task's deploy spec from the task itself: its config, its model and its robot's names.
+
+``deploy_spec_for("UniLab/Go1Joystick-v0", model_path=...)`` builds a one-env batched
+env of the task (with those keywords, as ``gym.make_vec`` takes them) and reads the
+observation groups, timing, action scale, home pose, actuator gains and limits,
+command ranges and episode rules from it. This module imports the task (and so
+Numba); a robot-side program needs only :mod:`unilab_envs.deploy.spec` and
+:mod:`unilab_envs.deploy.reference`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from types import ModuleType
+from typing import Any
+
+import mujoco
+import numpy as np
+
+from unilab_envs.assets import g1, go1, ur5e
+from unilab_envs.deploy.spec import (Action, Command, DeploySpec, Episode, Gait, ModelInfo, Normalizer,
+                                     Observation, ObsGroup, SpecError, TaskInfo, Timing, validate)
+
+#: units and meaning of every observation group name the tasks use
+GROUP_DOCS: dict[str, tuple[str, str]] = {
+    "linvel": ("m/s", "base linear velocity, base frame"),
+    "gyro": ("rad/s", "base angular velocity, base frame"),
+    "gravity": ("1", "unit gravity direction (0, 0, -1) seen in the base frame"),
+    "joint_pos": ("rad", "joint angles minus action.home, in action.joint_names order"),
+    "joint_vel": ("rad/s", "joint velocities, in action.joint_names order"),
+    "last_action": ("1", "the previous action, clipped to action.clip"),
+    "command": ("m/s, m/s, rad/s", "the velocity command (vx, vy, yaw_rate), base frame"),
+    "phase": ("1", "sin, cos of the gait phase (gait.frequency)"),
+    "joint_target": ("rad", "the running joint position targets minus action.home"),
+    "ee_pos": ("m", "end-effector site position, world frame"),
+    "target": ("m", "target position, world frame"),
+    "ee_to_target": ("m", "target minus end-effector position, world frame"),
+}
+
+#: env id prefix -> the robot facts module its task uses
+ROBOTS: dict[str, ModuleType] = {"UniLab/Go1Joystick": go1, "UniLab/G1Joystick": g1, "UniLab/UR5Reach": ur5e}
+
+
+def _robot(env_id: str) -> ModuleType:
+    for prefix, module in ROBOTS.items():
+        if env_id.startswith(prefix + "-v"):
+            return module
+    raise SpecError(f"no deploy spec builder for {env_id!r}; deploy specs exist for "
+                    f"{', '.join(p + '-v0' for p in ROBOTS)}")
+
+
+def _version(env_id: str) -> int:
+    match = re.search(r"-v(\d+)$", env_id)
+    return int(match.group(1)) if match else 0
+
+
+def _names(model: mujoco.MjModel, kind: mujoco.mjtObj, count: int) -> tuple[str, ...]:
+    return tuple(mujoco.mj_id2name(model, kind, i) or "" for i in range(count))
+
+
+def _floats(values) -> tuple[float, ...]:
+    return tuple(float(v) for v in np.asarray(values, dtype=np.float64).ravel())
+
+
+def _optional(values, present) -> tuple[float | None, ...]:
+    return tuple(float(v) if p else None for v, p in zip(values, present))
+
+
+def spec_from_env(env: Any, env_id: str) -> DeploySpec:
+    """The deploy spec of a UniLab vector env (``gym.make_vec(env_id, ...)``, unwrapped or not)."""
+    base = env.unwrapped
+    task, model, cfg = base.task, base.model, base.task.config
+    robot = _robot(env_id)
+    joint_names = tuple(robot.JOINT_NAMES)
+    joints = np.array([mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, n) for n in joint_names])
+    actuators = []
+    for j, name in zip(joints, joint_names):
+        drives = np.flatnonzero((model.actuator_trnid[:, 0] == j) & (model.actuator_trntype == mujoco.mjtTrn.mjTRN_JOINT))
+        if drives.size != 1:
+            raise SpecError(f"joint {name!r} must be driven by exactly one actuator, found {drives.size}")
+        actuators.append(int(drives[0]))
+    actuators = np.asarray(actuators)
+    home = model.key_qpos[task.reset_keyframe, model.jnt_qposadr[joints]]
+    floating = task.tracking_body != "world"
+    reach = hasattr(cfg, "target_radius")
+
+    groups = tuple(ObsGroup(name, s.start, s.stop, *GROUP_DOCS[name]) for name, s in task.obs_groups.items())
+    kp = model.actuator_gainprm[actuators, 0]
+    kd = -model.actuator_biasprm[actuators, 2]
+    force_limited = model.actuator_forcelimited[actuators].astype(bool)
+    torque = np.max(np.abs(model.actuator_forcerange[actuators]), axis=1)
+    ctrl_limited = model.actuator_ctrllimited[actuators].astype(bool)
+    action = dict(
+        size=task.action_size, joint_names=joint_names,
+        actuator_names=tuple(mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_ACTUATOR, int(a)) for a in actuators),
+        home=_floats(home), scale=float(cfg.action_scale), clip=(-1.0, 1.0), kp=_floats(kp), kd=_floats(kd),
+        torque_limit=_optional(torque, force_limited),
+        ctrl_low=_optional(model.actuator_ctrlrange[actuators, 0], ctrl_limited),
+        ctrl_high=_optional(model.actuator_ctrlrange[actuators, 1], ctrl_limited),
+    )
+    if reach:
+        low, high = model.jnt_range[joints, 0].copy(), model.jnt_range[joints, 1].copy()
+        limited = model.jnt_limited[joints].astype(bool)
+        low[~limited], high[~limited] = -2 * math.pi, 2 * math.pi
+        action.update(mode="target_delta", target_low=_floats(low), target_high=_floats(high))
+        command = Command(kind="reach_target", names=("radius", "azimuth", "height"), units=("m", "rad", "m"),
+                          ranges=tuple(tuple(map(float, getattr(cfg, n))) for n in
+                                       ("target_radius", "target_azimuth", "target_height")),
+                          azimuth_offset=float(robot.FRONT_AZIMUTH))
+        episode = Episode(max_steps=int(base.max_episode_steps), reset_joint_range=float(cfg.reset_joint_range),
+                          success_threshold=float(cfg.success_threshold))
+        gait = None
+    else:
+        action.update(mode="home_offset")
+        command = Command(kind="velocity", names=("vx", "vy", "yaw_rate"), units=("m/s", "m/s", "rad/s"),
+                          ranges=tuple(tuple(map(float, getattr(cfg, n))) for n in
+                                       ("command_vx", "command_vy", "command_yaw")),
+                          resample_time=float(cfg.command_resample_time),
+                          zero_probability=float(cfg.zero_command_probability))
+        episode = Episode(max_steps=int(base.max_episode_steps), reset_joint_range=float(cfg.reset_joint_range),
+                          reset_xy_range=float(cfg.reset_xy_range), reset_base_velocity=float(cfg.reset_base_velocity),
+                          reset_random_yaw=True, max_tilt=float(cfg.max_tilt),
+                          min_base_height=float(cfg.min_base_height), tracking_sigma=float(cfg.tracking_sigma))
+        offsets = getattr(robot, "TROT_PHASE_OFFSETS", None) or getattr(robot, "WALK_PHASE_OFFSETS")
+        gait = Gait(frequency=float(cfg.gait_frequency), foot_phase_offsets=_floats(offsets))
+    target_body = getattr(robot, "TARGET_BODY", None)
+    spec = DeploySpec(
+        task=TaskInfo(id=env_id, version=_version(env_id)),
+        timing=Timing(physics_dt=float(model.opt.timestep), substeps=int(task.frame_skip), control_dt=float(task.control_dt)),
+        model=ModelInfo(
+            joint_names=_names(model, mujoco.mjtObj.mjOBJ_JOINT, model.njnt),
+            actuator_names=_names(model, mujoco.mjtObj.mjOBJ_ACTUATOR, model.nu),
+            root_body=task.tracking_body if floating else None,
+            ee_site=getattr(robot, "EE_SITE", None),
+            target_body=target_body if target_body and mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, target_body) >= 0 else None,
+            home_keyframe=mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_KEY, task.reset_keyframe),
+        ),
+        observation=Observation(size=task.obs_size, groups=groups, normalizer=Normalizer(folded_in=True)),
+        action=Action(**action), command=command, episode=episode, gait=gait,
+    )
+    validate(spec)
+    return spec
+
+
+def deploy_spec_for(env_id: str, **env_kwargs: Any) -> DeploySpec:
+    """Build the deploy spec of task ``env_id`` made with ``env_kwargs`` (e.g. ``model_path=``)."""
+    import gymnasium as gym
+
+    import unilab_envs  # noqa: F401  registers UniLab/*
+
+    _robot(env_id)
+    env = gym.make_vec(env_id, num_envs=1, num_threads=1, **env_kwargs)
+    try:
+        return spec_from_env(env, env_id)
+    finally:
+        env.close()

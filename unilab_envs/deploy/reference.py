@@ -1,0 +1,235 @@
+"""The reference observation and action path, in NumPy, from a deploy spec.
+
+What a robot-side program (or ``unilab play``) runs around an exported policy:
+
+    io = PolicyIO(spec, model)                 # names -> addresses in *this* model
+    state = io.initial_state(data)             # last action, command, phase, joint targets
+    obs = io.observe(data, state)              # float32 (obs_size,), the policy's input
+    io.apply_action(action, state, data.ctrl)  # action -> PD targets in ctrl
+    ... mj_step ``spec.timing.substeps`` times, then io.advance(state)
+
+Each observation group of the spec is built by the function of that name in
+:data:`GROUP_BUILDERS` from a plain ``mujoco.MjData`` and the controller state, and
+written at the group's index range, so the layout comes from the spec, not from the
+training kernels. A robot program fills a ``MjData``-like object with ``qpos`` /
+``qvel`` from its sensors (the free joint's ``qvel`` holds the world-frame linear
+velocity and the body-frame angular velocity, as in MuJoCo). Observations that read
+site positions (``ee_pos``) need the kinematics current: call :meth:`PolicyIO.refresh`
+after stepping.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import mujoco
+import numpy as np
+
+from unilab_envs.deploy.spec import DeploySpec, SpecError
+
+GRAVITY_DIRECTION = np.array([0.0, 0.0, -1.0])
+
+
+def rotation_matrix(quat: np.ndarray) -> np.ndarray:
+    """``R(q)`` of a MuJoCo quaternion ``(w, x, y, z)``: body frame -> world frame."""
+    w, x, y, z = (float(v) for v in quat)
+    return np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+    ])
+
+
+def to_body_frame(quat: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    """The world vector ``vector`` seen in the frame of ``quat``: ``R(q)^T v``."""
+    return rotation_matrix(quat).T @ np.asarray(vector, dtype=np.float64)
+
+
+@dataclass
+class ControllerState:
+    """What the policy loop carries from one control step to the next.
+
+    ``command``: velocity tasks ``(vx, vy, yaw_rate)``; ``target``: reach tasks, the
+    world position to reach; ``joint_target``: ``target_delta`` actions' running
+    joint targets (rad); ``phase``: the gait phase (rad, in ``[0, 2 pi)``).
+    """
+
+    last_action: np.ndarray
+    command: np.ndarray
+    phase: float = 0.0
+    joint_target: np.ndarray | None = None
+    target: np.ndarray | None = None
+
+
+def _name_ids(model: mujoco.MjModel, kind: mujoco.mjtObj, names, what: str) -> np.ndarray:
+    ids = [mujoco.mj_name2id(model, kind, n) for n in names]
+    missing = [n for n, i in zip(names, ids) if i < 0]
+    if missing:
+        raise SpecError(f"the model has no {what} named {missing}; the policy needs a model with the deploy spec's "
+                        f"names ({what}s {list(names)})")
+    return np.asarray(ids, dtype=np.int64)
+
+
+class PolicyIO:
+    """The spec's observation and action mapping, bound to the names of one ``MjModel``.
+
+    Raises :class:`SpecError` when the model lacks a joint, actuator, body or site the
+    spec names, or when the spec has an observation group with no builder here.
+    """
+
+    def __init__(self, spec: DeploySpec, model: mujoco.MjModel) -> None:
+        self.spec, self.model = spec, model
+        unknown = [g.name for g in spec.observation.groups if g.name not in GROUP_BUILDERS]
+        if unknown:
+            raise SpecError(f"observation groups {unknown} have no reference builder; known: {sorted(GROUP_BUILDERS)}")
+        a = spec.action
+        joints = _name_ids(model, mujoco.mjtObj.mjOBJ_JOINT, a.joint_names, "joint")
+        self.joint_q = model.jnt_qposadr[joints].astype(np.int64)
+        self.joint_d = model.jnt_dofadr[joints].astype(np.int64)
+        self.actuators = _name_ids(model, mujoco.mjtObj.mjOBJ_ACTUATOR, a.actuator_names, "actuator")
+        self.home = np.asarray(a.home, dtype=np.float64)
+        self.clip = (float(a.clip[0]), float(a.clip[1]))
+        self.scale = float(a.scale)
+        if a.mode == "target_delta":
+            self.target_low = np.asarray(a.target_low, dtype=np.float64)
+            self.target_high = np.asarray(a.target_high, dtype=np.float64)
+        self.root_q = self.root_d = -1
+        if spec.model.root_body is not None:
+            body = int(_name_ids(model, mujoco.mjtObj.mjOBJ_BODY, (spec.model.root_body,), "body")[0])
+            free = [j for j in range(model.njnt)
+                    if model.jnt_bodyid[j] == body and model.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE]
+            if not free:
+                raise SpecError(f"body {spec.model.root_body!r} has no free joint; the spec needs a floating base")
+            self.root_q, self.root_d = int(model.jnt_qposadr[free[0]]), int(model.jnt_dofadr[free[0]])
+        self.ee_site = -1
+        if spec.model.ee_site is not None:
+            self.ee_site = int(_name_ids(model, mujoco.mjtObj.mjOBJ_SITE, (spec.model.ee_site,), "site")[0])
+        self.target_mocap = -1
+        if spec.model.target_body is not None:
+            body = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, spec.model.target_body)
+            self.target_mocap = int(model.body_mocapid[body]) if body >= 0 else -1
+        self.phase_step = 2.0 * math.pi * spec.gait.frequency * spec.timing.control_dt if spec.gait else 0.0
+        self.needs_kinematics = any(g.name in ("ee_pos", "ee_to_target") for g in spec.observation.groups)
+        self._obs = np.zeros(spec.observation.size, dtype=np.float32)
+
+    # --- state -------------------------------------------------------------------------
+    def initial_state(self, data: mujoco.MjData, command=None, target=None, phase: float = 0.0) -> ControllerState:
+        """A fresh episode's state: zero last action, joint targets at the current joint angles."""
+        n = self.spec.action.size
+        ncmd = len(self.spec.command.names) if self.spec.command.kind == "velocity" else 0
+        state = ControllerState(last_action=np.zeros(n), command=np.zeros(ncmd), phase=float(phase))
+        if command is not None:
+            state.command = np.asarray(command, dtype=np.float64).copy()
+        if self.spec.action.mode == "target_delta":
+            state.joint_target = np.clip(data.qpos[self.joint_q], self.target_low, self.target_high)
+        if self.spec.command.kind == "reach_target":
+            state.target = np.zeros(3) if target is None else np.asarray(target, dtype=np.float64).copy()
+        return state
+
+    # --- observation -------------------------------------------------------------------
+    def refresh(self, data: mujoco.MjData) -> None:
+        """Bring the derived fields the observation reads (site positions) up to date with ``qpos``."""
+        if self.needs_kinematics:
+            mujoco.mj_kinematics(self.model, data)
+
+    def observe(self, data: mujoco.MjData, state: ControllerState) -> np.ndarray:
+        """The policy's observation, float32 ``(obs_size,)`` (a new array each call)."""
+        obs = self._obs
+        for g in self.spec.observation.groups:
+            obs[g.start:g.stop] = GROUP_BUILDERS[g.name](self, data, state)
+        out = obs.copy()
+        n = self.spec.observation.normalizer
+        if not n.folded_in:
+            out = (out - np.asarray(n.mean, np.float32)) / np.asarray(n.std, np.float32)
+            if n.clip is not None:
+                out = np.clip(out, -n.clip, n.clip)
+        return out.astype(np.float32, copy=False)
+
+    # --- action -----------------------------------------------------------------------
+    def apply_action(self, action: np.ndarray, state: ControllerState, ctrl: np.ndarray) -> np.ndarray:
+        """Clip ``action``, remember it as the last action and write the PD targets into ``ctrl``.
+
+        Returns the joint position targets (rad) in the spec's joint order.
+        """
+        a = np.clip(np.asarray(action, dtype=np.float64).reshape(-1), *self.clip)
+        if a.shape[0] != self.spec.action.size:
+            raise SpecError(f"the action has {a.shape[0]} entries; the spec's action size is {self.spec.action.size}")
+        state.last_action = a
+        if self.spec.action.mode == "home_offset":
+            targets = self.home + self.scale * a
+        else:
+            targets = np.clip(state.joint_target + self.scale * a, self.target_low, self.target_high)
+            state.joint_target = targets
+        ctrl[self.actuators] = targets
+        return targets
+
+    def advance(self, state: ControllerState) -> None:
+        """Move the gait clock by one control period (after the physics substeps)."""
+        if self.phase_step:
+            p = state.phase + self.phase_step
+            state.phase = p if p < 2.0 * math.pi else p % (2.0 * math.pi)
+
+    # --- quantities the builders and metrics share ----------------------------------------
+    def base_quat(self, data: mujoco.MjData) -> np.ndarray:
+        return data.qpos[self.root_q + 3:self.root_q + 7]
+
+    def base_linvel(self, data: mujoco.MjData) -> np.ndarray:
+        """Base linear velocity in the body frame (m/s)."""
+        return to_body_frame(self.base_quat(data), data.qvel[self.root_d:self.root_d + 3])
+
+    def base_gyro(self, data: mujoco.MjData) -> np.ndarray:
+        """Base angular velocity in the body frame (rad/s): the free joint's angular dofs."""
+        return np.array(data.qvel[self.root_d + 3:self.root_d + 6])
+
+    def gravity(self, data: mujoco.MjData) -> np.ndarray:
+        return to_body_frame(self.base_quat(data), GRAVITY_DIRECTION)
+
+    def ee_pos(self, data: mujoco.MjData) -> np.ndarray:
+        return np.array(data.site_xpos[self.ee_site])
+
+
+def _need_root(io: PolicyIO, name: str) -> None:
+    if io.root_q < 0:
+        raise SpecError(f"observation group {name!r} needs a floating base: the spec names no model.root_body")
+
+
+def _linvel(io, data, state):
+    _need_root(io, "linvel")
+    return io.base_linvel(data)
+
+
+def _gyro(io, data, state):
+    _need_root(io, "gyro")
+    return io.base_gyro(data)
+
+
+def _gravity(io, data, state):
+    _need_root(io, "gravity")
+    return io.gravity(data)
+
+
+def _phase(io, data, state):
+    return (math.sin(state.phase), math.cos(state.phase))
+
+
+def _ee_pos(io, data, state):
+    return io.ee_pos(data)
+
+
+#: observation group name -> builder ``(io, data, state) -> values`` (units in the spec)
+GROUP_BUILDERS: dict[str, Callable[[PolicyIO, mujoco.MjData, ControllerState], np.ndarray]] = {
+    "linvel": _linvel,
+    "gyro": _gyro,
+    "gravity": _gravity,
+    "joint_pos": lambda io, data, state: data.qpos[io.joint_q] - io.home,
+    "joint_vel": lambda io, data, state: data.qvel[io.joint_d],
+    "last_action": lambda io, data, state: state.last_action,
+    "command": lambda io, data, state: state.command,
+    "phase": _phase,
+    "joint_target": lambda io, data, state: state.joint_target - io.home,
+    "ee_pos": _ee_pos,
+    "target": lambda io, data, state: state.target,
+    "ee_to_target": lambda io, data, state: state.target - io.ee_pos(data),
+}
