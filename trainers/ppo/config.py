@@ -160,6 +160,9 @@ class TrainConfig:
     # the policy runs on the other (trainers.ppo.collector); measured by `unilab bench --rows 6`
     overlap: bool = False
     env_kwargs: dict = field(default_factory=dict)
+    # sim-to-real wrappers on the env (trainers.common.envs): a profile name (go1_real), a YAML
+    # path, or an inline mapping of sections (may `extends: go1_real`); null: the bare env
+    sim2real: str | dict | None = None
     algo: AlgoConfig = field(default_factory=AlgoConfig)
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     log: LogConfig = field(default_factory=LogConfig)
@@ -175,6 +178,9 @@ class TrainConfig:
                f"torch_threads must be >= 1, got {self.torch_threads}")
         _check(self.vectorization_mode in (None, "sync", "async", "vector_entry_point"),
                f"vectorization_mode must be sync, async or vector_entry_point, got {self.vectorization_mode!r}")
+        if isinstance(self.sim2real, str) and self.sim2real.strip().lower() in ("none", ""):
+            object.__setattr__(self, "sim2real", None)  # `sim2real=none` on the command line: the bare env
+        _check_sim2real(self.sim2real, self.task)
         batch = self.num_envs * self.algo.num_steps
         _check(self.algo.num_minibatches <= batch,
                f"algo.num_minibatches ({self.algo.num_minibatches}) exceeds the rollout batch "
@@ -191,6 +197,18 @@ class TrainConfig:
     @property
     def num_iterations(self) -> int:
         return max(1, math.ceil(self.total_steps / self.steps_per_iteration))
+
+
+def _check_sim2real(sim2real: str | dict | None, task: str) -> None:
+    """``sim2real`` resolves to a profile for ``task`` (trainers.common.envs.check_sim2real), else ConfigError."""
+    if sim2real is None:
+        return
+    from ..common.envs import Sim2RealError, check_sim2real
+
+    try:
+        check_sim2real(sim2real, task)
+    except Sim2RealError as e:
+        raise ConfigError(f"sim2real: {e}") from None
 
 
 # --------------------------------------------------------------------------- dict <-> dataclass

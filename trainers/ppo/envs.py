@@ -1,4 +1,8 @@
-"""Building the vector env for a task id and reading its spaces."""
+"""Building the vector env for a task id and reading its spaces.
+
+``make_vec_env`` lives in :mod:`trainers.common.envs` (one builder for both trainers,
+``sim2real`` included) and is re-exported here.
+"""
 
 from __future__ import annotations
 
@@ -7,28 +11,9 @@ from dataclasses import dataclass
 import gymnasium as gym
 import numpy as np
 
+from ..common.envs import make_vec_env
 
-def make_vec_env(task: str, num_envs: int, env_kwargs: dict | None = None,
-                 vectorization_mode: str | None = None, render_mode: str | None = None) -> gym.vector.VectorEnv:
-    """``gym.make_vec`` with UniLab's conventions.
-
-    ``UniLab/*`` ids import :mod:`unilab_envs` (which registers them). A task with a
-    ``vector_entry_point`` gets its native batched env; other Gymnasium ids get a
-    ``SyncVectorEnv`` in SAME_STEP autoreset mode (so truncations bootstrap from the
-    true final observation without a wasted reset step).
-    """
-    if task.startswith("UniLab/"):
-        import unilab_envs  # noqa: F401  (registers the suite)
-    try:
-        spec = gym.spec(task)
-    except gym.error.Error as e:
-        raise ValueError(f"unknown task {task!r}: {e}") from None
-    mode = vectorization_mode or ("vector_entry_point" if spec.vector_entry_point is not None else "sync")
-    vector_kwargs = {"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP} if mode in ("sync", "async") else {}
-    kwargs = dict(env_kwargs or {})
-    if render_mode is not None:
-        kwargs["render_mode"] = render_mode
-    return gym.make_vec(task, num_envs=num_envs, vectorization_mode=mode, vector_kwargs=vector_kwargs, **kwargs)
+__all__ = ["EnvDims", "env_dims", "make_vec_env"]
 
 
 @dataclass(frozen=True)

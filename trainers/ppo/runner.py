@@ -142,7 +142,7 @@ class Runner:
         if cfg.overlap and n < 2:
             raise ValueError(f"overlap=true splits the envs in two halves: needs num_envs >= 2 per process, got {n}")
         sizes = [n - n // 2, n // 2] if cfg.overlap else [n]
-        return [make_vec_env(cfg.task, k, cfg.env_kwargs, cfg.vectorization_mode) for k in sizes]
+        return [make_vec_env(cfg.task, k, cfg.env_kwargs, cfg.vectorization_mode, sim2real=cfg.sim2real) for k in sizes]
 
     @property
     def env(self) -> gym.vector.VectorEnv:

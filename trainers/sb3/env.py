@@ -10,6 +10,7 @@ import gymnasium as gym
 from gymnasium.vector import AutoresetMode, VectorEnv
 from stable_baselines3.common.vec_env import VecEnv, VecMonitor, VecNormalize
 
+from trainers.common.envs import Sim2RealSpec, make_vec_env
 from trainers.sb3.adapter import SB3VecEnv, supports_reset_mask
 
 __all__ = ["make_batched_env", "make_sb3_env"]
@@ -30,20 +31,19 @@ def _is_unilab(task_id: str) -> bool:
     return isinstance(entry, str) and entry.startswith("unilab_envs.")
 
 
-def make_batched_env(task_id: str, num_envs: int, **kwargs: Any) -> VectorEnv:
-    """``gym.make_vec`` for a natively batched task (its ``vector_entry_point``) when the
-    adapter can use it (SAME_STEP, or NEXT_STEP with ``reset_mask``), else Gymnasium's
+def make_batched_env(task_id: str, num_envs: int, sim2real: Sim2RealSpec = None, **kwargs: Any) -> VectorEnv:
+    """``trainers.common.envs.make_vec_env`` (the bundled PPO's builder, ``sim2real`` wrappers
+    included): a natively batched task (its ``vector_entry_point``) when the adapter can
+    use it (SAME_STEP, or NEXT_STEP with ``reset_mask``), else Gymnasium's
     ``SyncVectorEnv`` in SAME_STEP mode over the single env."""
     _register_unilab()
-    spec = gym.spec(task_id)
-    if spec.vector_entry_point is not None:
-        venv = gym.make_vec(task_id, num_envs=num_envs, **kwargs)
+    if gym.spec(task_id).vector_entry_point is not None:
+        venv = make_vec_env(task_id, num_envs, kwargs, sim2real=sim2real)
         mode = venv.metadata.get("autoreset_mode")
         if mode in (AutoresetMode.SAME_STEP, AutoresetMode.SAME_STEP.value) or supports_reset_mask(venv):
             return venv
         venv.close()
-    vector_kwargs = {"autoreset_mode": AutoresetMode.SAME_STEP}
-    return gym.make_vec(task_id, num_envs=num_envs, vectorization_mode="sync", vector_kwargs=vector_kwargs, **kwargs)
+    return make_vec_env(task_id, num_envs, kwargs, vectorization_mode="sync", sim2real=sim2real)
 
 
 def make_sb3_env(
@@ -53,14 +53,18 @@ def make_sb3_env(
     *,
     seed: int | None = None,
     normalize: bool | dict[str, Any] = False,
+    sim2real: Sim2RealSpec = None,
     monitor: bool = False,
     fresh_infos: bool = False,
     **kwargs: Any,
 ) -> VecEnv:
     """An SB3 ``VecEnv`` for ``task_id`` with ``num_envs`` batched envs.
 
-    :param wrappers: vector-wrapper factories applied in order to the batched env,
-        e.g. ``[lambda e: wrappers.Sim2Real(e, profile="go1_real")]``.
+    :param wrappers: vector-wrapper factories applied in order to the batched env
+        (after ``sim2real``).
+    :param sim2real: ``wrappers.Sim2Real`` profile (name, YAML path or mapping) the
+        batched env is wrapped in, as ``trainers.common.envs.make_vec_env`` does for the
+        bundled PPO; ``None``: the bare env.
     :param seed: seeds the first ``reset()`` through SB3's ``seed()`` (env i gets
         ``seed + i``, for our envs and Gymnasium's alike).
     :param normalize: wrap in ``VecNormalize``; a dict gives its kwargs
@@ -71,9 +75,9 @@ def make_sb3_env(
         ``render_mode``, ...). Without wrappers, our envs are built with ``copy=False``
         (the adapter copies everything SB3 keeps, so the env's own copies are waste).
     """
-    if not wrappers and _is_unilab(task_id):
+    if not wrappers and sim2real is None and _is_unilab(task_id):
         kwargs.setdefault("copy", False)  # the adapter copies what SB3 keeps; skip the env's own copies
-    venv = make_batched_env(task_id, num_envs, **kwargs)
+    venv = make_batched_env(task_id, num_envs, sim2real=sim2real, **kwargs)
     for wrap in wrappers:
         venv = wrap(venv)
     env: VecEnv = SB3VecEnv(venv, episode_stats=not monitor, fresh_infos=fresh_infos)

@@ -1,0 +1,110 @@
+"""The one place both trainers build their vector env: task id -> ``gym.make_vec`` -> ``Sim2Real``.
+
+The bundled PPO (``trainers.ppo.runner``, ``trainers.ppo.evaluate``) and the SB3 side
+(``trainers.sb3.env.make_sb3_env``) both call :func:`make_vec_env`, so a run's
+``sim2real`` setting wraps the same stack whichever trainer (or evaluator) builds it.
+
+``sim2real`` is what ``wrappers.Sim2Real(env, profile=...)`` accepts: a packaged profile
+name (``go1_real``), the path of a YAML profile, or an inline mapping of sections (which
+may ``extends: go1_real`` and override some of its keys); ``None`` leaves the env bare.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from typing import Any
+
+import gymnasium as gym
+
+Sim2RealSpec = str | Mapping[str, Any] | None
+
+#: ``evaluate(..., sim2real=AS_TRAINED)``: wrap the env as the run was trained
+AS_TRAINED = "as-trained"
+
+
+class Sim2RealError(ValueError):
+    """A ``sim2real`` setting does not resolve to a profile for the task; the message says what to use."""
+
+
+def check_task(task: str) -> gym.envs.registration.EnvSpec:
+    """The registered spec of ``task``; ``ValueError`` naming the closest ids when it is unknown."""
+    if task.startswith("UniLab/"):
+        import unilab_envs  # noqa: F401  (registers the suite)
+    try:
+        return gym.spec(task)
+    except gym.error.Error:
+        pass
+    try:
+        import unilab_envs  # noqa: F401  (so a typo of a UniLab id finds its neighbours)
+    except ImportError:  # pragma: no cover - unilab_envs ships with this package
+        pass
+    close = difflib.get_close_matches(task, list(gym.registry), n=3, cutoff=0.6)
+    hint = f"did you mean {', '.join(repr(c) for c in close)}? " if close else ""
+    raise ValueError(f"unknown task {task!r}: {hint}`unilab tasks` lists the UniLab ids; "
+                     f"any registered Gymnasium id works")
+
+
+def check_sim2real(sim2real: Sim2RealSpec, task: str) -> dict[str, Any] | None:
+    """Resolve ``sim2real`` (without building an env) and check it is for ``task``.
+
+    Returns the resolved profile (``None`` for a bare env). Raises :class:`Sim2RealError`
+    with a message that says what to change.
+    """
+    if sim2real is None:
+        return None
+    if not isinstance(sim2real, (str, Mapping)) or (isinstance(sim2real, str) and not sim2real.strip()):
+        raise Sim2RealError(f"sim2real must be a profile name, a YAML path or a mapping, got {sim2real!r}")
+    from wrappers.sim2real import check_profile_fits, load_profile
+
+    try:
+        profile = load_profile(sim2real)
+        check_profile_fits(profile, task, sim2real)
+    except (ValueError, TypeError, OSError) as e:
+        raise Sim2RealError(str(e)) from None
+    return profile
+
+
+def wrap_sim2real(env: gym.vector.VectorEnv, sim2real: Sim2RealSpec) -> gym.vector.VectorEnv:
+    """``wrappers.Sim2Real(env, profile=sim2real)``, or ``env`` itself when ``sim2real`` is ``None``.
+
+    The wrappers seed their per-env streams from the base env's per-env seeds, so each
+    of several envs (e.g. the two halves of ``overlap=true``) is wrapped on its own and
+    every row keeps its stream.
+    """
+    if sim2real is None:
+        return env
+    from wrappers import Sim2Real
+
+    return Sim2Real(env, profile=sim2real)
+
+
+def resolve_sim2real(requested: Sim2RealSpec, trained: Sim2RealSpec) -> Sim2RealSpec:
+    """The ``sim2real`` an evaluation uses: the run's for :data:`AS_TRAINED`, none for ``None``/``"none"``."""
+    if isinstance(requested, str) and requested == AS_TRAINED:
+        return trained
+    if requested is None or (isinstance(requested, str) and requested.strip().lower() in ("none", "null", "")):
+        return None
+    return requested
+
+
+def make_vec_env(task: str, num_envs: int, env_kwargs: dict | None = None,
+                 vectorization_mode: str | None = None, render_mode: str | None = None,
+                 sim2real: Sim2RealSpec = None) -> gym.vector.VectorEnv:
+    """``gym.make_vec`` with UniLab's conventions, wrapped in ``Sim2Real`` when ``sim2real`` is set.
+
+    ``UniLab/*`` ids import :mod:`unilab_envs` (which registers them). A task with a
+    ``vector_entry_point`` gets its native batched env; other Gymnasium ids get a
+    ``SyncVectorEnv`` in SAME_STEP autoreset mode (so truncations bootstrap from the
+    true final observation without a wasted reset step).
+    """
+    spec = check_task(task)
+    if sim2real is not None:
+        check_sim2real(sim2real, task)  # before the env: a wrong-robot profile is said plainly
+    mode = vectorization_mode or ("vector_entry_point" if spec.vector_entry_point is not None else "sync")
+    vector_kwargs = {"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP} if mode in ("sync", "async") else {}
+    kwargs = dict(env_kwargs or {})
+    if render_mode is not None:
+        kwargs["render_mode"] = render_mode
+    env = gym.make_vec(task, num_envs=num_envs, vectorization_mode=mode, vector_kwargs=vector_kwargs, **kwargs)
+    return wrap_sim2real(env, sim2real)
