@@ -82,18 +82,33 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default $UNILAB_DIST_TIMEOUT or 300)")
     t.set_defaults(overrides=[])
 
-    e = sub.add_parser("eval", help="run the deterministic policy of a checkpoint; optional video")
-    e.add_argument("checkpoint", help="checkpoint file or run directory")
-    e.add_argument("--episodes", type=int, default=10, help="episodes to run (default 10)")
-    e.add_argument("--num-envs", type=int, help="parallel envs (default: min(episodes, training num_envs))")
+    e = sub.add_parser("eval", help="run the deterministic policy of a run (bundled PPO or SB3); optional video",
+                       description="Deterministic return, length, termination and success of a run written by "
+                                   "`unilab train` (bundled PPO or --algo sb3-*), on the env it trained on "
+                                   "(sim-to-real wrappers included unless --sim2real none).")
+    e.add_argument("checkpoint", help="run directory (or its checkpoint.pt / model.zip)")
+    e.add_argument("--episodes", type=positive_int, default=10, help="episodes to run (default 10)")
+    e.add_argument("--num-envs", type=positive_int, help="parallel envs (default: min(episodes, training num_envs))")
     e.add_argument("--task", help="evaluate on another task id with the same spaces")
-    e.add_argument("--video", help="video path (.mp4 needs imageio-ffmpeg, or .gif); default <run>/eval.mp4 or .gif")
-    e.add_argument("--no-video", action="store_true", help="write no video")
+    e.add_argument("--sim2real", metavar="PROFILE|none",
+                   help="sim-to-real wrappers: 'none' for the bare env, or a profile name / YAML path "
+                        "(default: what the run trained with)")
+    e.add_argument("--video", nargs="?", const="", metavar="PATH",
+                   help="also film one episode of env 0 (off by default: MuJoCo's software renderer takes "
+                        "~0.3 s a frame on a CPU, minutes for a 1000-step Go1 episode; a progress bar shows it). "
+                        "PATH: .mp4 (needs imageio-ffmpeg) or .gif; without PATH <run>/eval.mp4, or .gif "
+                        "without imageio-ffmpeg. Put it after the run folder")
+    e.add_argument("--no-video", action="store_true", help=argparse.SUPPRESS)  # the old opt-out; now the default
+    e.add_argument("--no-progress", action="store_true", help="no progress bar while filming")
     e.add_argument("--device", default="cpu", help="policy device: cpu (default), cuda, cuda:1")
     e.add_argument("--seed", type=int, default=12345, help="seed of the evaluation envs (default 12345)")
 
-    x = sub.add_parser("export", help="export the policy (normalizer folded in) to ONNX")
-    x.add_argument("checkpoint", help="checkpoint file or run directory")
+    x = sub.add_parser("export", help="export the deterministic policy (normalizer folded in, actions clipped) to ONNX",
+                       description="Write a run's deterministic policy (bundled PPO or SB3 PPO/SAC/TD3) as ONNX: "
+                                   "input 'obs' [batch, obs_dim] raw observations (the training normalizer "
+                                   "folded in), output 'actions' [batch, act_dim] within the action space, as the "
+                                   "env executes them.")
+    x.add_argument("checkpoint", help="run directory (or its checkpoint.pt / model.zip)")
     x.add_argument("--out", help="ONNX path (default <run>/policy.onnx)")
     x.add_argument("--opset", type=int, default=17, help="ONNX opset version (default 17)")
 
@@ -125,10 +140,15 @@ def _train(args: argparse.Namespace) -> int:
             return _fail("train", e)
         from trainers.sb3.cli import train_sb3  # lazy: SB3 only when asked for
 
+        from trainers.sb3.config import ConfigError as SB3ConfigError
+
         args.num_envs = args.num_envs or 16
         args.total_steps = args.total_steps or 1_000_000
         args.out = args.out or str(Path("runs") / f"{args.task.replace('/', '_')}_{args.algo}")
-        path = train_sb3(args)
+        try:
+            path = train_sb3(args)  # checks every setting before it creates the run folder
+        except SB3ConfigError as e:
+            return _fail("train", e)
         print(f"model: {path}")
         return 0
 
@@ -209,40 +229,70 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _eval(args: argparse.Namespace) -> int:
+    """``unilab eval``: a bundled-PPO or SB3 run's deterministic policy on its (optionally wrapped) env."""
     from trainers.common.checkpoint import CheckpointError
-    from trainers.ppo.evaluate import evaluate
+    from trainers.common.envs import AS_TRAINED, Sim2RealError, check_task
+    from trainers.common.runs import RunError, find_run
+    from trainers.ppo.config import ConfigError
 
-    ckpt = Path(args.checkpoint)
-    run_dir = ckpt if ckpt.is_dir() else ckpt.parent
-    if args.no_video:
-        video = None
-    else:
-        try:
-            import imageio_ffmpeg  # noqa: F401
-            ext = "mp4"
-        except ImportError:
-            ext = "gif"
-        video = args.video or str(run_dir / f"eval.{ext}")
     try:
-        res = evaluate(ckpt, episodes=args.episodes, num_envs=args.num_envs, task=args.task, video=video,
-                       seed=args.seed, device=args.device)
-    except CheckpointError as e:
-        print(f"unilab eval: {e}", file=sys.stderr)
-        return 2
+        run = find_run(args.checkpoint, "eval")
+        if args.task:
+            check_task(args.task)
+    except (RunError, ValueError) as e:
+        return _fail("eval", e)
+    video = None if args.video is None or args.no_video else (args.video or _default_video(run.folder))
+    kwargs = dict(episodes=args.episodes, num_envs=args.num_envs, task=args.task, video=video, seed=args.seed,
+                  device=args.device, sim2real=AS_TRAINED if args.sim2real is None else args.sim2real,
+                  progress=not args.no_progress)
+    try:
+        if run.kind == "sb3":
+            from trainers.sb3.evaluate import evaluate_sb3
+
+            res = evaluate_sb3(run.path, **kwargs)
+        else:
+            from trainers.ppo.evaluate import evaluate
+
+            res = evaluate(run.path, **kwargs)
+    except (CheckpointError, ConfigError, Sim2RealError) as e:
+        return _fail("eval", e)
     print(res.summary())
     return 0
 
 
+def _default_video(run_dir: Path) -> str:
+    """``<run>/eval.mp4`` when imageio-ffmpeg is installed, else ``<run>/eval.gif``."""
+    try:
+        import imageio_ffmpeg  # noqa: F401
+        ext = "mp4"
+    except ImportError:
+        ext = "gif"
+    return str(run_dir / f"eval.{ext}")
+
+
 def _export(args: argparse.Namespace) -> int:
+    """``unilab export``: the deterministic policy of a bundled-PPO or SB3 run as ONNX; prints its interface."""
     from trainers.common.checkpoint import CheckpointError
-    from trainers.ppo.evaluate import export_onnx
+    from trainers.common.onnx_export import describe_onnx
+    from trainers.common.runs import RunError, find_run
+    from trainers.ppo.config import ConfigError
 
     try:
-        path = export_onnx(args.checkpoint, args.out, opset=args.opset)
-    except CheckpointError as e:
-        print(f"unilab export: {e}", file=sys.stderr)
-        return 2
-    print(f"onnx: {path}")
+        run = find_run(args.checkpoint, "export")
+        if run.kind == "sb3":
+            from trainers.sb3.export import ExportError, export_sb3_onnx
+
+            try:
+                path = export_sb3_onnx(run.path, args.out, opset=args.opset)
+            except ExportError as e:
+                return _fail("export", e)
+        else:
+            from trainers.ppo.evaluate import export_onnx
+
+            path = export_onnx(run.path, args.out, opset=args.opset)
+    except (RunError, CheckpointError, ConfigError) as e:
+        return _fail("export", e)
+    print(describe_onnx(path).summary())
     return 0
 
 

@@ -1,7 +1,17 @@
-"""Writing evaluation videos (MP4 with imageio-ffmpeg, else a GIF)."""
+"""Evaluation videos, for both evaluators: frames collected with a progress bar, written atomically.
+
+Rendering is the slow part of a filmed evaluation (MuJoCo's software renderer takes a
+few tenths of a second per 480x360 frame on a CPU machine, so a 1000-step Go1 episode
+takes minutes): :class:`VideoRecorder` shows a ``tqdm`` bar while it films, and
+:func:`write_video` writes to a temp file in the same folder, then ``os.replace``\\ s it,
+so an interrupted or failed write never leaves a partial or empty video behind.
+"""
 
 from __future__ import annotations
 
+import os
+import sys
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -9,17 +19,90 @@ import numpy as np
 
 
 def write_video(frames: list[np.ndarray], path: Path, fps: int) -> Path:
-    """Write ``frames`` to ``path``; an ``.mp4`` without an ffmpeg backend becomes a ``.gif``. Returns the path written."""
-    import imageio.v2 as imageio
+    """Write ``frames`` to ``path`` atomically; an ``.mp4`` without an ffmpeg backend becomes a ``.gif``.
 
+    Returns the path written. On any failure (or Ctrl-C) the temp file is removed and
+    ``path`` is left as it was.
+    """
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.suffix.lower() == ".mp4":
         try:
-            imageio.mimwrite(path, frames, fps=fps, macro_block_size=1)
-            return path
+            return _atomic_mimwrite(path, frames, fps=fps, macro_block_size=1)
         except Exception as e:  # noqa: BLE001 - no ffmpeg backend
             gif = path.with_suffix(".gif")
             warnings.warn(f"cannot write MP4 ({type(e).__name__}; install imageio-ffmpeg); writing {gif}", stacklevel=2)
             path = gif
-    imageio.mimwrite(path, frames, duration=1000.0 / fps, loop=0)
+    return _atomic_mimwrite(path, frames, duration=1000.0 / fps, loop=0)
+
+
+def _atomic_mimwrite(path: Path, frames: list[np.ndarray], **kwargs) -> Path:
+    """``imageio.mimwrite`` to a temp file beside ``path`` (same extension, so imageio picks the format)."""
+    import imageio.v2 as imageio
+
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix, dir=path.parent)
+    os.close(fd)
+    try:
+        imageio.mimwrite(tmp, frames, **kwargs)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
     return path
+
+
+class VideoRecorder:
+    """Frames of one filmed episode, with a progress bar on stderr; :meth:`write` saves them.
+
+    ``recorder.add(env.render())`` appends a frame (a batched render's first image is
+    taken) until ``max_frames``; :attr:`full` says when to stop filming.
+    """
+
+    def __init__(self, path: str | Path, fps: int, max_frames: int = 1000, progress: bool = True) -> None:
+        self.path, self.fps, self.max_frames, self.progress = Path(path), int(fps), int(max_frames), progress
+        self.frames: list[np.ndarray] = []
+        self._bar = None  # made at the first frame: an evaluation may step a while before it films
+
+    @property
+    def full(self) -> bool:
+        """Whether ``max_frames`` frames are held."""
+        return len(self.frames) >= self.max_frames
+
+    def add(self, render) -> None:
+        """Append one rendered frame (an image, or the first image of a batched render)."""
+        if self.full:
+            return
+        if self._bar is None:
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=self.max_frames, desc=f"filming {self.path.name}", unit="frame",
+                             file=sys.stderr, disable=not self.progress, leave=False, dynamic_ncols=True)
+        self.frames.append(as_frame(render))
+        self._bar.update(1)
+
+    def write(self) -> Path | None:
+        """Close the bar and write the video (``None`` when no frame was filmed)."""
+        self.close()
+        if not self.frames:
+            return None
+        if self.progress:
+            print(f"writing {self.path} ({len(self.frames)} frames)", file=sys.stderr, flush=True)
+        return write_video(self.frames, self.path, self.fps)
+
+    def close(self) -> None:
+        """Close the progress bar without writing (an evaluation that failed)."""
+        if self._bar is not None:
+            self._bar.close()
+
+
+def as_frame(render) -> np.ndarray:
+    """One ``uint8`` image from ``env.render()`` (a vector env may return a list or a batch)."""
+    if isinstance(render, (list, tuple)):
+        render = render[0]
+    render = np.asarray(render)
+    if render.ndim == 4:
+        render = render[0]
+    return render.astype(np.uint8)

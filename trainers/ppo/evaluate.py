@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from pathlib import Path
 
 import gymnasium as gym
@@ -11,12 +10,14 @@ import numpy as np
 import torch
 
 from ..common.checkpoint import CheckpointError, load_checkpoint
+from ..common.envs import AS_TRAINED, Sim2RealSpec, resolve_sim2real
+from ..common.onnx_export import ClipToBox, bounds_text, export_policy
+from ..common.video import VideoRecorder
 from .collector import autoreset_mode
 from .config import TrainConfig, from_dict
 from .envs import env_dims, make_vec_env
 from .models import InferencePolicy
 from .runner import CKPT_FORMAT, CKPT_VERSION, build_learner, check_compatible
-from ..common.video import write_video
 
 
 @dataclasses.dataclass
@@ -65,7 +66,8 @@ class _Dims:
 
 def evaluate(checkpoint: str | Path, episodes: int = 10, num_envs: int | None = None, task: str | None = None,
              video: str | Path | None = None, seed: int = 12345, device: str = "cpu",
-             max_video_frames: int = 1000, env_kwargs: dict | None = None, skip_first: bool = True) -> EvalResult:
+             max_video_frames: int = 1000, env_kwargs: dict | None = None, skip_first: bool = True,
+             sim2real: Sim2RealSpec = AS_TRAINED, progress: bool = True) -> EvalResult:
     """Run the deterministic policy for at least ``episodes`` episodes; optionally film env 0.
 
     Each env contributes ``ceil(episodes / num_envs)`` whole episodes (so the count can
@@ -74,13 +76,17 @@ def evaluate(checkpoint: str | Path, episodes: int = 10, num_envs: int | None = 
     The video (``.mp4`` needs ``imageio-ffmpeg``; otherwise, or for ``.gif``, a GIF is
     written) shows one whole episode of env 0 through ``render_mode="rgb_array"``.
     ``skip_first``: leave out each env's first episode, which may be partial when the
-    env spreads episode start times at reset.
+    env spreads episode start times at reset. ``sim2real``: the run's sim-to-real
+    wrappers (:data:`~trainers.common.envs.AS_TRAINED`), ``None`` for the bare env, or
+    another profile. ``progress``: a progress bar on stderr while filming.
     """
     policy, cfg, ckpt = load_policy(checkpoint, device)
     task = task or cfg.task
     num_envs = num_envs or min(cfg.num_envs, max(episodes, 1))
     env = make_vec_env(task, num_envs, {**cfg.env_kwargs, **(env_kwargs or {})}, cfg.vectorization_mode,
-                       render_mode="rgb_array" if video is not None else None)
+                       render_mode="rgb_array" if video is not None else None,
+                       sim2real=resolve_sim2real(sim2real, cfg.sim2real))
+    recorder = VideoRecorder(video, _fps(env), max_video_frames, progress) if video is not None else None
     try:
         check_compatible(ckpt, env_dims(env), checkpoint)
         space = env.single_action_space
@@ -98,12 +104,11 @@ def evaluate(checkpoint: str | Path, episodes: int = 10, num_envs: int | None = 
         returns, lengths, terms, successes = [], [], [], []
         term_acc: dict[str, np.ndarray] = {}   # per-env running sums of each reward term
         term_tot: dict[str, float] = {}
-        frames: list[np.ndarray] = []
-        filming = video is not None and not skip_first
+        filming = recorder is not None and not skip_first
         pending = np.zeros(num_envs, bool)  # NEXT_STEP: the next step resets these rows
         same_step = autoreset_mode(env) == gym.vector.AutoresetMode.SAME_STEP
         if filming:
-            frames.append(_frame(env.render()))
+            recorder.add(env.render())
         while seen.min() < stop_at:
             with torch.no_grad():
                 act = policy(torch.as_tensor(obs, dtype=torch.float32, device=device)).cpu().numpy()
@@ -117,8 +122,8 @@ def evaluate(checkpoint: str | Path, episodes: int = 10, num_envs: int | None = 
                 acc += np.where(valid, v, 0.0)
             if filming:
                 if not (done[0] and same_step):  # SAME_STEP: env 0 already shows the next episode
-                    frames.append(_frame(env.render()))
-                if done[0] or len(frames) >= max_video_frames:
+                    recorder.add(env.render())
+                if done[0] or recorder.full:
                     filming = False
             for i in np.flatnonzero(done):
                 if 0 < seen[i] < stop_at:
@@ -132,31 +137,26 @@ def evaluate(checkpoint: str | Path, episodes: int = 10, num_envs: int | None = 
             for acc in term_acc.values():
                 acc[done] = 0.0
             seen += done
-            if video is not None and done[0] and seen[0] == 1 and not frames:
+            if recorder is not None and done[0] and seen[0] == 1 and not recorder.frames:
                 filming = True
-                frames.append(_frame(env.render()))
+                recorder.add(env.render())
             ret[done] = 0.0
             length[done] = 0
             if not same_step:
                 pending = done
+    except BaseException:
+        if recorder is not None:
+            recorder.close()
+        raise
     finally:
         env.close()
-    video_path = write_video(frames, Path(video), fps=_fps(env)) if video is not None and frames else None
+    video_path = recorder.write() if recorder is not None else None
     returns = np.asarray(returns)
     return EvalResult(episodes=len(returns), mean_return=float(returns.mean()), std_return=float(returns.std()),
                       mean_length=float(np.mean(lengths)),
                       success_rate=float(np.mean(successes)) if successes else None,
                       fall_rate=float(np.mean(terms)), video=video_path,
                       reward_terms={k: v / max(sum(lengths), 1) for k, v in term_tot.items()})
-
-
-def _frame(render) -> np.ndarray:
-    if isinstance(render, (list, tuple)):
-        render = render[0]
-    render = np.asarray(render)
-    if render.ndim == 4:
-        render = render[0]
-    return render.astype(np.uint8)
 
 
 def _fps(env) -> int:
@@ -167,19 +167,20 @@ def export_onnx(checkpoint: str | Path, path: str | Path | None = None, opset: i
     """Write the deterministic policy, observation normalizer folded in, as ONNX.
 
     Input ``obs`` ``[batch, obs_dim]`` float32 (raw observations), output ``actions``
-    ``[batch, act_dim]`` (the Gaussian mean, not clipped).
+    ``[batch, act_dim]``: the Gaussian mean clipped to the action space bounds, i.e. the
+    action the env executes (it clips the same way). ``describe_onnx(path)`` reads the
+    names, shapes and this meaning back from the file.
     """
     policy, cfg, ckpt = load_policy(checkpoint, "cpu")
     run_dir = Path(checkpoint) if Path(checkpoint).is_dir() else Path(checkpoint).parent
     path = Path(path) if path else run_dir / "policy.onnx"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    dummy = torch.zeros(1, ckpt["dims"]["obs"])
-    kwargs = dict(input_names=["obs"], output_names=["actions"], opset_version=opset,
-                  dynamic_axes={"obs": {0: "batch"}, "actions": {0: "batch"}})
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        try:
-            torch.onnx.export(policy, (dummy,), str(path), dynamo=False, **kwargs)
-        except TypeError:  # a torch without the dynamo flag
-            torch.onnx.export(policy, (dummy,), str(path), **kwargs)
-    return path
+    env = make_vec_env(cfg.task, 1, cfg.env_kwargs, cfg.vectorization_mode)  # for the action bounds only
+    try:
+        space = env.single_action_space
+        low, high = space.low.astype(np.float32), space.high.astype(np.float32)
+    finally:
+        env.close()
+    meaning = (f"deterministic action: the Gaussian policy's mean, clipped to the action space "
+               f"{bounds_text(low, high)} as the env clips it")
+    return export_policy(ClipToBox(policy, low, high), ckpt["dims"]["obs"], path, meaning,
+                         action_low=low, action_high=high, opset=opset)

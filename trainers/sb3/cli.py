@@ -37,38 +37,29 @@ from stable_baselines3.common.vec_env import VecEnv, VecNormalize
 
 from trainers.common.plotting import plot_learning_curve
 from trainers.sb3.callbacks import CheckpointCallback, DumpLogsCallback, RewardTermsCallback, save_model, sb3_logger
-from trainers.sb3.config import ALGOS, SB3TrainConfig, load_config
+from trainers.sb3.config import ALGOS, ConfigError, SB3TrainConfig, load_config
 from trainers.sb3.env import make_sb3_env
 from trainers.sb3.noise import BatchedNormalActionNoise
+from trainers.sb3.validate import check_run
 
 __all__ = ["build_env", "build_model", "train_sb3"]
 
 _ALGO_CLASSES: dict[str, type[BaseAlgorithm]] = {"sb3-ppo": PPO, "sb3-sac": SAC, "sb3-td3": TD3}
 
 
-def sim2real_wrapper(profile: str):
-    """A vector-wrapper factory for ``wrappers.Sim2Real(env, profile=profile)``."""
-    try:
-        from wrappers import Sim2Real
-    except ImportError as exc:
-        raise RuntimeError(
-            f"sim2real={profile!r} needs wrappers.Sim2Real, which this install does not provide ({exc})"
-        ) from exc
-    return lambda env: Sim2Real(env, profile=profile)
-
-
 def build_env(task: str, num_envs: int, cfg: SB3TrainConfig, seed: int | None) -> VecEnv:
-    wrappers = [sim2real_wrapper(cfg.sim2real)] if cfg.sim2real else []
+    """The run's SB3 env: ``trainers.common.envs.make_vec_env`` (``cfg.sim2real`` included) -> adapter -> VecNormalize."""
     normalize = {"norm_obs": cfg.normalize_obs, "norm_reward": cfg.normalize_reward, "clip_obs": cfg.clip_obs,
                  "gamma": cfg.algo_kwargs.get("gamma", 0.99)}
     use_norm = cfg.normalize_obs or cfg.normalize_reward
-    return make_sb3_env(task, num_envs, wrappers, seed=seed, normalize=normalize if use_norm else False, **cfg.env)
+    return make_sb3_env(task, num_envs, seed=seed, normalize=normalize if use_norm else False,
+                        sim2real=cfg.sim2real, **cfg.env)
 
 
 def build_model(algo: str, env: VecEnv, cfg: SB3TrainConfig, *, seed: int | None, device: str,
                 tensorboard_log: str | None = None) -> BaseAlgorithm:
     if algo not in _ALGO_CLASSES:
-        raise ValueError(f"unknown SB3 algo {algo!r}; choose one of {ALGOS}")
+        raise ConfigError(f"unknown SB3 algo {algo!r}; choose one of {ALGOS}")
     kwargs: dict[str, Any] = dict(cfg.algo_kwargs)
     if algo != "sb3-ppo" and cfg.action_noise:
         kwargs["action_noise"] = BatchedNormalActionNoise(env.num_envs, env.action_space.shape[0],
@@ -94,46 +85,62 @@ def train_sb3(args: argparse.Namespace) -> Path:
     (checkpoint zip or run directory), ``torch_threads``, ``no_progress`` (no stdout
     table) and ``print_config`` (print the resolved config and return its path).
     Ctrl-C stops training, then saves the model and the curve as at the end.
+
+    Every setting (config keys, ``algo_kwargs`` against the SB3 constructor, task id,
+    ``--num-envs``, ``sim2real``, ``--resume``) is checked, and the env and model are
+    built, before the run folder is created: a mistake raises :class:`ConfigError`
+    (one line) and leaves no folder behind.
     """
     algo = args.algo
     if algo not in _ALGO_CLASSES:
-        raise ValueError(f"unknown SB3 algo {algo!r}; choose one of {ALGOS}")
+        raise ConfigError(f"unknown SB3 algo {algo!r}; choose one of {ALGOS}")
     out = Path(args.out)
-    cfg = load_config(algo, args.num_envs, getattr(args, "config", None), getattr(args, "overrides", None))
+    num_envs, total_steps = int(args.num_envs), int(args.total_steps)
+    cfg = load_config(algo, num_envs, getattr(args, "config", None), getattr(args, "overrides", None))
+    resume = getattr(args, "resume", None)
+    check_run(_ALGO_CLASSES[algo], algo, args.task, num_envs, total_steps, cfg, resume)
     seed = getattr(args, "seed", None)
     device = getattr(args, "device", None) or "auto"
-    run_info = {"algo": algo, "task": args.task, "num_envs": args.num_envs, "total_steps": args.total_steps,
+    run_info = {"algo": algo, "task": args.task, "num_envs": num_envs, "total_steps": total_steps,
                 "seed": seed, "device": device, **cfg.to_dict()}
     text = yaml.safe_dump(json.loads(json.dumps(run_info, default=str)), sort_keys=False)
     if getattr(args, "print_config", False):
         print(text, end="")
         return out / "config.yaml"
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "config.yaml").write_text(text)
     if getattr(args, "torch_threads", None):
         torch.set_num_threads(args.torch_threads)
 
-    env = build_env(args.task, args.num_envs, cfg, seed)
     try:
-        if getattr(args, "resume", None):
-            ckpt, stats = _resume_paths(args.resume)
-            if stats.exists() and isinstance(env, VecNormalize):
-                env = VecNormalize.load(str(stats), env.venv)
-            model = _ALGO_CLASSES[algo].load(ckpt, env=env, device=device)
-            print(f"[unilab] resumed {ckpt} at {model.num_timesteps} env steps")
-        else:
-            model = build_model(algo, env, cfg, seed=seed, device=device)
+        env = build_env(args.task, num_envs, cfg, seed)
+    except (TypeError, ValueError) as e:  # an unknown task keyword in `env`, a value out of range ...
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise ConfigError(f"cannot build {args.task} with env={cfg.env}: {first}") from None
+    try:
+        try:
+            if resume:
+                ckpt, stats = _resume_paths(resume)
+                if stats.exists() and isinstance(env, VecNormalize):
+                    env = VecNormalize.load(str(stats), env.venv)
+                model = _ALGO_CLASSES[algo].load(ckpt, env=env, device=device)
+                print(f"[unilab] resumed {ckpt} at {model.num_timesteps} env steps")
+            else:
+                model = build_model(algo, env, cfg, seed=seed, device=device)
+        except (TypeError, ValueError, AssertionError) as e:  # SB3 rejects a value (n_steps=0, a bad net_arch ...)
+            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            raise ConfigError(f"{_ALGO_CLASSES[algo].__name__} rejects this config: {first}") from None
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "config.yaml").write_text(text)
         start = model.num_timesteps
         model.set_logger(sb3_logger(out, algo, stdout=not getattr(args, "no_progress", False),
                                     resume_step=start or None))
-        every = cfg.checkpoint_every or max(int(args.total_steps) // 10, args.num_envs)
+        every = cfg.checkpoint_every or max(total_steps // 10, num_envs)
         callbacks = [RewardTermsCallback(), CheckpointCallback(out, every)]
         log_interval: int | None = cfg.log_interval
         if algo != "sb3-ppo":
-            callbacks.append(DumpLogsCallback(cfg.log_every or max(1000, 10 * args.num_envs)))
+            callbacks.append(DumpLogsCallback(cfg.log_every or max(1000, 10 * num_envs)))
             log_interval = None
         try:
-            model.learn(total_timesteps=max(int(args.total_steps) - start, 0), callback=CallbackList(callbacks),
+            model.learn(total_timesteps=max(total_steps - start, 0), callback=CallbackList(callbacks),
                         log_interval=log_interval, reset_num_timesteps=not start)
         except KeyboardInterrupt:
             print(f"[unilab] interrupted at {model.num_timesteps} env steps; saving")
@@ -157,7 +164,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--out", default="runs/sb3")
     p.add_argument("--config", default=None)
     p.add_argument("overrides", nargs="*", help="key=value config overrides")
-    train_sb3(p.parse_args(argv))
+    try:
+        train_sb3(p.parse_args(argv))
+    except ConfigError as e:
+        raise SystemExit(f"{p.prog}: {e}") from None
 
 
 if __name__ == "__main__":

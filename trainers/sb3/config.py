@@ -15,6 +15,7 @@ Example YAML::
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +23,9 @@ from typing import Any
 
 import yaml
 
-__all__ = ["ALGOS", "SB3TrainConfig", "default_algo_kwargs", "load_config"]
+from trainers.ppo.config import ConfigError, from_dict
+
+__all__ = ["ALGOS", "ConfigError", "SB3TrainConfig", "default_algo_kwargs", "load_config"]
 
 ALGOS = ("sb3-ppo", "sb3-sac", "sb3-td3")
 
@@ -47,7 +50,9 @@ class SB3TrainConfig:
     """:param algo_kwargs: keyword arguments of the SB3 algorithm's constructor,
         merged over ``default_algo_kwargs``.
     :param env: task config forwarded to ``gym.make_vec`` (e.g. ``max_episode_steps``).
-    :param sim2real: a ``wrappers.Sim2Real`` profile name, or None for the bare env.
+    :param sim2real: a ``wrappers.Sim2Real`` profile name, YAML path or inline mapping
+        (built by ``trainers.common.envs.make_vec_env``, as for the bundled PPO), or None
+        for the bare env.
     :param normalize_obs / normalize_reward / clip_obs: ``VecNormalize`` settings.
     :param action_noise: TD3/SAC Gaussian exploration noise std (0 disables; TD3 only
         by default).
@@ -61,7 +66,7 @@ class SB3TrainConfig:
     policy: str = "MlpPolicy"
     algo_kwargs: dict[str, Any] = field(default_factory=dict)
     env: dict[str, Any] = field(default_factory=dict)
-    sim2real: str | None = None
+    sim2real: str | dict | None = None
     normalize_obs: bool = True
     normalize_reward: bool = True
     clip_obs: float = 10.0
@@ -72,18 +77,20 @@ class SB3TrainConfig:
 
     def __post_init__(self) -> None:
         if self.clip_obs <= 0:
-            raise ValueError(f"clip_obs must be > 0, got {self.clip_obs}")
+            raise ConfigError(f"clip_obs must be > 0, got {self.clip_obs}")
         if self.checkpoint_every < 0:
-            raise ValueError(f"checkpoint_every must be >= 0, got {self.checkpoint_every}")
+            raise ConfigError(f"checkpoint_every must be >= 0, got {self.checkpoint_every}")
         if self.action_noise is not None and self.action_noise < 0:
-            raise ValueError(f"action_noise must be >= 0, got {self.action_noise}")
+            raise ConfigError(f"action_noise must be >= 0, got {self.action_noise}")
         if self.log_every < 0:
-            raise ValueError(f"log_every must be >= 0, got {self.log_every}")
+            raise ConfigError(f"log_every must be >= 0, got {self.log_every}")
         if self.log_interval < 1:
-            raise ValueError(f"log_interval must be >= 1, got {self.log_interval}")
+            raise ConfigError(f"log_interval must be >= 1, got {self.log_interval}")
         for name in ("algo_kwargs", "env"):
             if not isinstance(getattr(self, name), dict):
-                raise TypeError(f"{name} must be a mapping, got {type(getattr(self, name)).__name__}")
+                raise ConfigError(f"{name} must be a mapping, got {type(getattr(self, name)).__name__}")
+        if isinstance(self.sim2real, str) and self.sim2real.strip().lower() in ("none", ""):
+            object.__setattr__(self, "sim2real", None)  # `sim2real=none` on the command line: the bare env
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -100,7 +107,7 @@ def default_algo_kwargs(algo: str, num_envs: int) -> dict[str, Any]:
         return {"learning_rate": 1e-3 if algo == "sb3-td3" else 3e-4, "buffer_size": 1_000_000,
                 "batch_size": 256, "learning_starts": max(1000, 10 * num_envs), "train_freq": 1,
                 "gradient_steps": max(1, num_envs // 16), "gamma": 0.99}
-    raise ValueError(f"unknown SB3 algo {algo!r}; choose one of {ALGOS}")
+    raise ConfigError(f"unknown SB3 algo {algo!r}; choose one of {ALGOS}")
 
 
 def _parse_overrides(overrides: list[str] | None) -> dict[str, Any]:
@@ -108,14 +115,17 @@ def _parse_overrides(overrides: list[str] | None) -> dict[str, Any]:
     for item in overrides or []:
         key, sep, raw = item.partition("=")
         if not sep or not key:
-            raise ValueError(f"override {item!r} is not key=value")
+            raise ConfigError(f"override {item!r} is not key=value (e.g. algo_kwargs.learning_rate=1e-3)")
         node = tree
         *parents, leaf = key.strip().split(".")
         for p in parents:
             node = node.setdefault(p, {})
             if not isinstance(node, dict):
-                raise ValueError(f"override {item!r} conflicts with another override")
-        node[leaf] = _yaml(raw)
+                raise ConfigError(f"override {item!r} conflicts with another override")
+        try:
+            node[leaf] = _yaml(raw)
+        except yaml.YAMLError as e:
+            raise ConfigError(f"override {item!r}: the value is not valid YAML ({' '.join(str(e).split())})") from None
     return tree
 
 
@@ -128,18 +138,41 @@ def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
 
 def load_config(algo: str, num_envs: int, path: str | Path | None = None,
                 overrides: list[str] | None = None) -> SB3TrainConfig:
-    """Defaults <- YAML file <- overrides, validated into an ``SB3TrainConfig``."""
+    """Defaults <- YAML file <- overrides, validated into an ``SB3TrainConfig``.
+
+    Raises :class:`ConfigError` (one line: what is wrong, what to write instead) for an
+    unreadable file, an unknown key (with the closest known one) or a bad value. The
+    ``algo_kwargs`` keys are checked against the algorithm's constructor by
+    ``trainers.sb3.validate``.
+    """
+    if num_envs < 1:
+        raise ConfigError(f"--num-envs must be >= 1, got {num_envs}")
     raw: dict[str, Any] = {"algo_kwargs": default_algo_kwargs(algo, num_envs)}
     if algo == "sb3-td3":
         raw["action_noise"] = 0.1
     if path is not None:
-        loaded = _yaml(Path(path).read_text()) or {}
+        try:
+            loaded = _yaml(Path(path).read_text()) or {}
+        except OSError as e:
+            raise ConfigError(f"cannot read config file {path}: {e.strerror}") from None
+        except yaml.YAMLError as e:
+            raise ConfigError(f"config file {path} is not valid YAML ({' '.join(str(e).split())})") from None
         if not isinstance(loaded, dict):
-            raise ValueError(f"{path}: the config must be a mapping, got {type(loaded).__name__}")
+            raise ConfigError(f"{path}: the config must be a mapping, got {type(loaded).__name__}")
         raw = _merge(raw, loaded)
     raw = _merge(raw, _parse_overrides(overrides))
-    known = {f.name for f in dataclasses.fields(SB3TrainConfig)}
-    unknown = sorted(set(raw) - known)
+    known = [f.name for f in dataclasses.fields(SB3TrainConfig)]
+    unknown = sorted(set(raw) - set(known))
     if unknown:
-        raise ValueError(f"unknown SB3 config keys {unknown}; known: {sorted(known)}")
-    return SB3TrainConfig(**raw)
+        raise ConfigError(f"unknown SB3 config keys {unknown}; {_did_you_mean(unknown[0], known, raw)}"
+                          f"known: {', '.join(known)}")
+    return from_dict(SB3TrainConfig, raw)
+
+
+def _did_you_mean(key: str, known: list[str], raw: dict[str, Any]) -> str:
+    """``did you mean 'algo_kwargs.learning_rate'? `` for a top-level algorithm keyword, or the closest key."""
+    if key in raw.get("algo_kwargs", {}) or key in default_algo_kwargs("sb3-ppo", 1) \
+            or key in default_algo_kwargs("sb3-sac", 1):
+        return f"did you mean 'algo_kwargs.{key}'? "
+    close = difflib.get_close_matches(key, known, n=1)
+    return f"did you mean {close[0]!r}? " if close else ""

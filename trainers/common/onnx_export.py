@@ -1,0 +1,145 @@
+"""ONNX export of a deterministic policy, shared by the bundled PPO and the SB3 runs.
+
+The exported graph maps a batch of raw observations (``obs``, float32 ``[batch, obs_dim]``,
+the training observation normalizer folded in) to the action the env executes
+(``actions``, float32 ``[batch, act_dim]``, clipped to the action space bounds). What the
+output means is written into the file (``doc_string`` and the ``meaning``,
+``action_low``, ``action_high`` metadata), and :func:`describe_onnx` reads it back.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import tempfile
+import warnings
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+INPUT_NAME, OUTPUT_NAME = "obs", "actions"
+
+
+class ClipToBox(nn.Module):
+    """``policy(obs)`` clipped element-wise to ``[low, high]`` (the env's action space)."""
+
+    def __init__(self, policy: nn.Module, low: np.ndarray, high: np.ndarray) -> None:
+        super().__init__()
+        self.policy = policy
+        self.register_buffer("low", torch.as_tensor(np.asarray(low, np.float32)))
+        self.register_buffer("high", torch.as_tensor(np.asarray(high, np.float32)))
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return torch.maximum(torch.minimum(self.policy(obs), self.high), self.low)
+
+
+def bounds_text(low: np.ndarray, high: np.ndarray) -> str:
+    """``[-1, 1]`` when every dimension shares its bounds, else ``per-dimension bounds``."""
+    low, high = np.asarray(low, np.float64).ravel(), np.asarray(high, np.float64).ravel()
+    if np.all(low == low[0]) and np.all(high == high[0]):
+        return f"[{low[0]:g}, {high[0]:g}]"
+    return "per-dimension bounds (metadata action_low / action_high)"
+
+
+NORMALIZED_INPUT = "raw observation (the training observation normalizer is folded in)"
+
+
+def export_policy(module: nn.Module, obs_dim: int, path: str | Path, meaning: str, *,
+                  action_low: np.ndarray, action_high: np.ndarray, opset: int = 17,
+                  input_meaning: str = NORMALIZED_INPUT) -> Path:
+    """Trace ``module`` (raw obs -> executed action) to ONNX at ``path``, atomically.
+
+    ``meaning`` (what ``actions`` is), ``input_meaning`` (what ``obs`` is) and the action
+    bounds are stored in the file. The batch dimension is dynamic.
+    """
+    import onnx
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    module = module.eval().cpu()
+    dummy = torch.zeros(1, obs_dim)
+    kwargs = dict(input_names=[INPUT_NAME], output_names=[OUTPUT_NAME], opset_version=opset,
+                  dynamic_axes={INPUT_NAME: {0: "batch"}, OUTPUT_NAME: {0: "batch"}})
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix or ".onnx", dir=path.parent)
+    os.close(fd)
+    try:
+        with warnings.catch_warnings(), torch.no_grad():
+            warnings.simplefilter("ignore")  # tracer and deprecation notes about a graph we check in tests
+            try:
+                torch.onnx.export(module, (dummy,), tmp, dynamo=False, **kwargs)
+            except TypeError:  # a torch without the dynamo flag
+                torch.onnx.export(module, (dummy,), tmp, **kwargs)
+        model = onnx.load(tmp)
+        _static_action_dim(model, int(np.asarray(action_low).size))
+        model.doc_string = meaning
+        meta = {"meaning": meaning, "input_meaning": input_meaning, "action_low": json.dumps(np.asarray(action_low, float).ravel().tolist()),
+                "action_high": json.dumps(np.asarray(action_high, float).ravel().tolist())}
+        del model.metadata_props[:]
+        for key, value in meta.items():
+            model.metadata_props.add(key=key, value=value)
+        onnx.save(model, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return path
+
+
+def _static_action_dim(model, act_dim: int) -> None:
+    """Declare the output ``[batch, act_dim]`` (the tracer may leave the action dim symbolic, e.g. after Max)."""
+    dims = model.graph.output[0].type.tensor_type.shape.dim
+    if len(dims) == 2:
+        dims[1].Clear()
+        dims[1].dim_value = act_dim
+
+
+@dataclasses.dataclass(frozen=True)
+class OnnxTensor:
+    name: str
+    dtype: str
+    shape: tuple  # ints and symbolic names ("batch")
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.dtype} [{', '.join(str(d) for d in self.shape)}]"
+
+
+@dataclasses.dataclass(frozen=True)
+class OnnxPolicyInfo:
+    path: Path
+    inputs: tuple[OnnxTensor, ...]
+    outputs: tuple[OnnxTensor, ...]
+    meaning: str
+    input_meaning: str = NORMALIZED_INPUT
+
+    def summary(self) -> str:
+        """The lines ``unilab export`` prints."""
+        lines = [f"onnx: {self.path}"]
+        lines += [f"  input  {t}: {self.input_meaning}" for t in self.inputs]
+        lines += [f"  output {t}: {self.meaning}" for t in self.outputs]
+        return "\n".join(lines)
+
+
+def describe_onnx(path: str | Path) -> OnnxPolicyInfo:
+    """Input/output names, dtypes and shapes of an exported policy, and what its output means."""
+    import onnx
+
+    model = onnx.load(str(path))
+
+    def tensors(values) -> tuple[OnnxTensor, ...]:
+        out = []
+        for v in values:
+            t = v.type.tensor_type
+            shape = tuple(d.dim_param or d.dim_value for d in t.shape.dim)
+            out.append(OnnxTensor(v.name, onnx.helper.tensor_dtype_to_np_dtype(t.elem_type).name, shape))
+        return tuple(out)
+
+    meta = {p.key: p.value for p in model.metadata_props}
+    return OnnxPolicyInfo(Path(path), tensors(model.graph.input), tensors(model.graph.output),
+                          meta.get("meaning") or model.doc_string or "the policy's action",
+                          meta.get("input_meaning") or NORMALIZED_INPUT)
