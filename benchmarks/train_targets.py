@@ -33,7 +33,6 @@ from pathlib import Path
 import unilab_envs  # noqa: F401  (thread policies first, registers the tasks)
 
 from trainers.ppo import load_config, train
-from trainers.ppo.early_stop import stop_callback
 from trainers.ppo.evaluate import evaluate
 
 
@@ -103,14 +102,14 @@ def seed_summary(pairs: list[list[dict]]) -> list[dict]:
     return out
 
 
-def _stopper(name: str, budget_s: float, t0: float, track_max: float | None, learned=None):
-    """Stop at the wall-clock budget, or when ``learned(runner, stats)`` (reach: the config's
-    ``stop:`` rule) or, for go1, the walking margin says the task is learned."""
+def _stopper(name: str, budget_s: float, t0: float, track_max: float | None):
+    """Stop at the wall-clock budget or, for go1, when the walking margin says the task is
+    learned (reach stops by its config's ``stop:`` rule, which ``train`` applies itself)."""
     def stop(runner, s) -> bool:
         if time.perf_counter() - t0 > budget_s:
             return True
-        if learned is not None:
-            return learned(runner, s)
+        if track_max is None:
+            return False
         if s.get("episode/finished", 0) < 2 * runner.cfg.num_envs:  # rolling window not yet meaningful
             return False
         return (s.get("reward/tracking_lin_vel", 0.0) >= 0.8 * track_max
@@ -125,10 +124,9 @@ def run(name: str, out: Path, budget_scale: float, seed: int, eval_episodes: int
                       overrides=["log.tensorboard=false"])
     track_max = go1_tracking_max() if name == "go1" else None
     t0 = time.perf_counter()
-    learned = stop_callback(cfg) if name == "reach" else None
-    if name == "reach" and learned is None:
+    if name == "reach" and cfg.stop.success_rate is None:
         raise SystemExit(f"{spec['task']}: its config has no stop.success_rate; set one in trainers/configs")
-    res = train(cfg, callback=_stopper(name, budget, t0, track_max, learned))
+    res = train(cfg, callback=_stopper(name, budget, t0, track_max))
     wall = time.perf_counter() - t0
     t1 = time.perf_counter()
     ev = evaluate(res.checkpoint, episodes=eval_episodes, num_envs=min(eval_episodes, 64), video=None)

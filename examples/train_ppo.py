@@ -17,7 +17,6 @@ import argparse
 import unilab_envs  # noqa: F401  (registers UniLab/*; sets thread policies before torch runs)
 
 from trainers.ppo import load_config, train
-from trainers.ppo.early_stop import stop_callback
 from trainers.ppo.evaluate import evaluate, export_onnx
 
 
@@ -35,7 +34,7 @@ def main() -> None:
     print(f"training {cfg.task}: {cfg.num_envs} envs x {cfg.algo.num_steps} steps per iteration, "
           f"up to {cfg.num_iterations} iterations -> {cfg.out_dir}")
     # writes checkpoint.pt, progress.csv, tb/, learning_curve.png; stops early where the config says
-    result = train(cfg, callback=stop_callback(cfg))
+    result = train(cfg)
     print(f"trained {result.env_steps} steps in {result.wall_time:.0f} s")
 
     ev = evaluate(result.checkpoint, episodes=16, video=result.out_dir / "eval.gif")

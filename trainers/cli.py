@@ -154,7 +154,6 @@ def _train(args: argparse.Namespace) -> int:
 
     from trainers.common.checkpoint import CheckpointError
     from trainers.ppo.config import ConfigError, load_config, to_dict
-    from trainers.ppo.early_stop import stop_callback
     from trainers.ppo.runner import train
 
     flags = dict(num_envs=args.num_envs, total_steps=args.total_steps, device=args.device, seed=args.seed,
@@ -176,9 +175,8 @@ def _train(args: argparse.Namespace) -> int:
         print(yaml.safe_dump(to_dict(cfg), sort_keys=False), end="")
         return 0
     from trainers.ppo.distributed import DistributedError
-    stopper = stop_callback(cfg)
     try:
-        result = train(cfg, resume=args.resume, callback=stopper, dist_timeout=args.dist_timeout)
+        result = train(cfg, resume=args.resume, dist_timeout=args.dist_timeout)
     except CheckpointError as e:
         print(f"unilab train: {e}", file=sys.stderr)
         return 2
@@ -191,8 +189,8 @@ def _train(args: argparse.Namespace) -> int:
     print(f"{'stopped' if result.interrupted else 'done'}: {result.env_steps} steps, {result.iterations} iterations, "
           f"{result.wall_time:.0f} s; return {s.get('episode/return', float('nan')):.3f}"
           + (f", success {s['episode/success']:.1%}" if "episode/success" in s else ""))
-    if stopper is not None and stopper.reason:
-        print(f"stopped early: {stopper.reason} (the config's stop: section)")
+    if result.stop_reason:
+        print(f"stopped early: {result.stop_reason} (the config's stop: section)")
     print(f"checkpoint: {result.checkpoint}")
     if result.learning_curve:
         print(f"learning curve: {result.learning_curve}")

@@ -158,5 +158,13 @@ class Sim2Real(VectorWrapper):
                 self.layers[name] = top
         super().__init__(top)
 
+    def get_state(self) -> dict[str, Any]:
+        """The state of the whole stack (each layer's and the base env's); see ``Sim2RealWrapper.get_state``."""
+        return self.env.get_state()
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        """Load a :meth:`get_state` result into a stack built from the same profile."""
+        self.env.set_state(state)
+
     def __repr__(self) -> str:
         return f"<Sim2Real[{', '.join(self.layers)}], {self.unwrapped}>"

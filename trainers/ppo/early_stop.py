@@ -1,11 +1,10 @@
 """Stop a run once the task is learned: the ``stop:`` section of the config (:class:`StopConfig`).
 
-A :class:`SuccessStop` is a ``callback(runner, stats) -> bool`` for :func:`trainers.ppo.train`::
+The runner applies it by itself, so ``unilab train`` and ``trainers.ppo.train(cfg)`` both
+stop where the config says::
 
-    cfg = load_config("UniLab/UR5Reach-v0")            # its YAML sets stop.success_rate
-    result = train(cfg, callback=stop_callback(cfg))   # None when the config has no stop rule
-
-``unilab train`` passes it for you.
+    cfg = load_config("UniLab/UR5Reach-v0")   # its YAML sets stop.success_rate
+    result = train(cfg)                       # result.stop_reason says why it stopped early
 """
 
 from __future__ import annotations

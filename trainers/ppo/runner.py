@@ -11,9 +11,12 @@ Run directory (``config.out``, default ``runs/<task>``)::
 Ctrl-C (or SIGTERM) asks the loop to stop at the end of the current iteration; it then
 saves a checkpoint and returns (a second Ctrl-C stops at once and saves the learner).
 A checkpoint holds the policy, normalizers, optimizer, lr, iteration, RNG state and, when
-the env offers ``get_state()`` / ``set_state()``, the env state and the collector's
-carried observation: then ``resume`` continues bit-exactly. Envs without that protocol
-are re-seeded on resume (the learner state is still restored exactly).
+the env offers ``get_state()`` / ``set_state()`` (every UniLab env and sim-to-real
+wrapper stack does: physics, task state, wrapper delay lines and draws, RNG streams;
+see ``unilab_envs.core.state``), the env state and the collector's carried observation:
+then ``resume`` continues bit-exactly, with or without ``overlap``. Other envs (a
+Gymnasium ``SyncVectorEnv``), distributed runs and checkpoints saved mid-iteration (a
+second Ctrl-C) are re-seeded on resume; the learner state is still restored exactly.
 """
 
 from __future__ import annotations
@@ -32,11 +35,14 @@ import gymnasium as gym
 import torch
 import yaml
 
+from unilab_envs.threads import ENV_VAR, resolve_num_threads
+
 from ..common.checkpoint import CheckpointError, load_checkpoint, save_checkpoint, to_numpy, to_tensors
 from ..common.logging import RunLogger
 from .algorithm import PPO
 from .collector import Collector
 from .config import TrainConfig, to_dict
+from .early_stop import stop_callback
 from .envs import env_dims, make_vec_env
 from .models import ActorCritic, EmpiricalNormalizer
 from .storage import RolloutStorage
@@ -65,6 +71,7 @@ class TrainResult:
     interrupted: bool
     stats: dict
     learning_curve: Path | None = None
+    stop_reason: str | None = None  # why training ended before total_steps (the config's stop: rule)
 
 
 def build_learner(dims, cfg: TrainConfig, device: torch.device, make_algo=PPO):
@@ -93,8 +100,9 @@ class Runner:
         self.env_offset, self.num_envs = dist.env_share(cfg.num_envs) if dist else (0, cfg.num_envs)
         if dist is not None:  # this host's cores divided among its ranks (env pools read the variable)
             os.environ["UNILAB_NUM_THREADS"] = str(dist.num_threads())
-        if cfg.torch_threads:
-            torch.set_num_threads(cfg.torch_threads)
+        threads = torch_threads(cfg)
+        if threads:
+            torch.set_num_threads(threads)
         self.device = dist.device if dist is not None else resolve_device(cfg.device)
         if cfg.algo.amp and self.device.type != "cuda":
             warnings.warn("algo.amp (bf16 autocast) is CUDA-only; training in float32 on CPU", stacklevel=2)
@@ -183,10 +191,11 @@ class Runner:
 
     def load(self, path: str | Path) -> None:
         ckpt = self._read_checkpoint(path)
-        check_compatible(ckpt, self.dims, path)
         if ckpt["config"].get("task") != self.cfg.task:
             raise CheckpointError(f"checkpoint {path} was trained on task {ckpt['config'].get('task')!r}, "
-                                  f"this run is {self.cfg.task!r}")
+                                  f"this run is {self.cfg.task!r}: resume with --task {ckpt['config'].get('task')} "
+                                  "(or without --task, from the checkpoint's own config)")
+        check_compatible(ckpt, self.dims, path)
         try:
             self.algo.load_state_dict(ckpt["algo"])
         except (RuntimeError, KeyError, ValueError) as e:
@@ -204,7 +213,10 @@ class Runner:
         if (self.dist is None and saved is not None and ckpt.get("collector") and len(states) == len(self.envs)
                 and all(hasattr(e, "set_state") for e in self.envs)):
             for e, state in zip(self.envs, states):
-                e.set_state(to_numpy(state))
+                try:
+                    e.set_state(to_numpy(state))
+                except (ValueError, KeyError) as error:  # StateError: another task, size or wrapper stack
+                    raise CheckpointError(f"checkpoint {path}: its env state does not fit this run's env ({error})") from None
             self.collector.load_state_dict(ckpt["collector"])
         else:
             if self.is_main:
@@ -235,7 +247,8 @@ class Runner:
         self._stop = True
 
     def learn(self, resume: str | Path | None = None, callback=None) -> TrainResult:
-        """Train to ``cfg.total_steps``. ``callback(runner, stats) -> bool`` runs after each
+        """Train to ``cfg.total_steps``, or until the config's ``stop:`` rule holds
+        (:mod:`trainers.ppo.early_stop`). ``callback(runner, stats) -> bool`` runs after each
         iteration; returning True stops training (a checkpoint is saved as at the end)."""
         cfg = self.cfg
         self.out_dir.mkdir(parents=True, exist_ok=True)
@@ -261,6 +274,8 @@ class Runner:
         self._started = time.perf_counter()
         last_save = time.perf_counter()
         stats: dict = {}
+        stopper = stop_callback(cfg)
+        stop_reason = None
         interrupted = False
         ckpt_path: Path | None = None
         try:
@@ -285,7 +300,11 @@ class Runner:
                 elif self.is_main and (self.iteration % max(1, total_its // 20) == 0 or self.iteration == total_its):
                     print(f"[{cfg.task}] it {self.iteration}/{total_its} steps {self.env_steps} {_postfix(stats)}",
                           flush=True)
+                if stopper is not None and self._agree(bool(stopper(self, stats))):
+                    stop_reason = stopper.reason
+                    break
                 if callback is not None and self._agree(bool(callback(self, stats))):
+                    stop_reason = "the callback asked to stop"
                     break
                 due = (self.iteration % cfg.log.save_interval == 0
                        or cfg.log.save_minutes and time.perf_counter() - last_save > 60 * cfg.log.save_minutes)
@@ -310,7 +329,8 @@ class Runner:
             from ..common.plotting import plot_learning_curve
             curve = plot_learning_curve(logger.csv_path, self.out_dir / "learning_curve.png", title=cfg.task)
         return TrainResult(self.out_dir, ckpt_path, self.iteration, self.env_steps,
-                           self.wall_time_before + time.perf_counter() - self._started, interrupted, stats, curve)
+                           self.wall_time_before + time.perf_counter() - self._started, interrupted, stats, curve,
+                           stop_reason)
 
     def _stopping(self) -> bool:
         return self._stop if self.dist is None else self._agreed_stop
@@ -337,6 +357,16 @@ class _NullLogger:
 
     def close(self) -> None:
         pass
+
+
+def torch_threads(cfg: TrainConfig) -> int | None:
+    """torch's intra-op threads for this run: ``cfg.torch_threads``, else ``UNILAB_NUM_THREADS``
+    when set, else None (torch's own choice). The trainer decides; envs never touch it."""
+    if cfg.torch_threads:
+        return int(cfg.torch_threads)
+    if os.environ.get(ENV_VAR, "").strip():
+        return resolve_num_threads()
+    return None
 
 
 def check_compatible(ckpt: dict, dims, path) -> None:
