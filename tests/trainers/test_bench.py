@@ -40,26 +40,80 @@ def test_quick_run_writes_table_json_png(quick_run, capsys):
     assert (out / "bench.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_postprocess_implementations_agree():
-    from trainers.bench.postprocess import ThreadedNumpy, disagreements, make_inputs
+@pytest.fixture(scope="module")
+def g1():
+    from trainers.bench.postprocess import g1_batch
 
+    env, args = g1_batch(256, 2)
+    yield env.unwrapped, args
+    env.close()
+
+
+def _shake(args, seed=0):
+    """Put rows where every branch of the kernel runs: fallen, past joint limits, slipping, landing."""
+    rng = np.random.default_rng(seed)
+    n = args["obs"].shape[0]
+    rows = lambda: rng.random(n) < 0.25  # noqa: E731
+    args["qpos"][rows(), args["root_q"] + 2] = 0.3  # pelvis below min_base_height: a fall
+    args["qpos"][rows(), args["joint_q"][0]] = args["joint_high"][0] + 0.05
+    args["previous_foot_pos"][:] += rng.normal(0, 0.01, args["previous_foot_pos"].shape)
+    landing = rows()
+    args["contact"][landing], args["air_time"][landing] = False, 0.2
+
+
+def test_postprocess_numpy_computes_what_the_g1_kernel_computes(g1):
+    """Both NumPy paths and the task's kernel agree on every output and state update, on
+    a batch where every reward term is live and some rows resample their commands."""
+    from trainers.bench.postprocess import ThreadedNumpy, disagreements
+
+    env, args = g1
+    _shake(args)
     pool = ThreadedNumpy(2)
     try:
-        assert disagreements(make_inputs(300, seed=3), 300, pool) == []
+        assert disagreements(env, args, pool, resample_every=5) == []
     finally:
         pool.close()
+    assert (args["reward_terms"] != 0).any(axis=0).all(), "a reward term was zero on every row"
+    assert args["terminated"].any() and not args["terminated"].all()
 
 
-def test_memory_floor_reads_every_input_and_writes_every_output():
-    from trainers.bench.postprocess import make_inputs, make_outputs, stream_floor
+def test_numpy_disagrees_when_the_computation_differs(g1, monkeypatch):
+    """The check has teeth: NumPy with a wrong weight is reported."""
+    from trainers.bench import g1_numpy
+    from trainers.bench.postprocess import ThreadedNumpy, disagreements
 
-    x, out = make_inputs(64, seed=1), make_outputs(64)
-    stream_floor(x, out)
-    f64 = {k: v.astype(np.float64).reshape(64, -1) for k, v in x.items() if v.shape[:1] == (64,) and k != "qpos"}
-    total = x["qpos"].sum(1) + sum(v.sum(1) for v in f64.values())
-    np.testing.assert_allclose(out["obs"], np.repeat(total[:, None], out["obs"].shape[1], 1), rtol=1e-5)
-    np.testing.assert_allclose(out["terms"][:, 0], total, rtol=1e-5)
-    np.testing.assert_array_equal(out["terminated"], total > 0)
+    env, args = g1
+    real = g1_numpy.g1_compute_numpy
+
+    def off(a, lo=0, hi=None):
+        real({**a, "weights": a["weights"] * 1.01}, lo, hi)
+
+    monkeypatch.setattr("trainers.bench.postprocess.g1_compute_numpy", off)
+    monkeypatch.setattr(g1_numpy, "g1_compute_numpy", off)
+    pool = ThreadedNumpy(2)
+    try:
+        bad = disagreements(env, args, pool)
+    finally:
+        pool.close()
+    assert "numpy: reward_terms" in bad and "numpy threads: reward" in bad
+
+
+def test_memory_floor_reads_every_input_and_writes_every_output(g1):
+    from trainers.bench.floor import stream_floor
+    from trainers.bench.postprocess import private_copy
+
+    _, args = g1
+    a = private_copy(args)
+    feet, ids = a["foot_sites"], a["actuator_ids"]
+    total = (a["phase"] + a["command"].sum(1) + a["episode_step"] + a["qpos"].sum(1) + a["qvel"].sum(1)
+             + a["actuator_force"][:, ids].sum(1) + a["last_action"].sum(1) + a["previous_action"].sum(1)
+             + a["site_xpos"][:, feet].sum((1, 2)) + a["previous_foot_pos"].sum((1, 2)) + a["air_time"].sum(1)
+             + a["contact"].sum(1))
+    stream_floor(a)
+    for k in ("obs", "privileged_obs", "reward_terms"):
+        np.testing.assert_allclose(a[k], np.repeat(total[:, None], a[k].shape[1], 1).astype(np.float32), rtol=1e-5)
+    np.testing.assert_allclose(a["phase"], total)
+    np.testing.assert_array_equal(a["terminated"], total > 0)
 
 
 def test_table_marks_budgets_and_errors():

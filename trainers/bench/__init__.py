@@ -1,10 +1,13 @@
 """``unilab bench``: performance ratios measured side by side in one run, one table.
 
-Rows (each a ratio; ``ratio >= budget`` passes, see DESIGN.md "Performance budget"):
+Rows (each a ratio; ``ratio >= budget`` passes, see ``docs/architecture.md``,
+"Performance budget"):
 
-1. post-processing at G1 sizes (8192 envs, obs 98, act 29, 15 terms): single-thread
-   NumPy vs NumPy in threads vs a fused Numba ``prange`` kernel (:mod:`.postprocess`);
-2. env step vs the ``mujoco.batch`` floor, per task (``benchmarks/bench_envs.py``);
+1. post-processing on a live G1 batch (8192 envs, obs 98 + privileged 45, act 29, 15
+   terms): the G1 task's own fused Numba kernel vs NumPy doing the same computation at
+   the same precision, on one thread (the budget) and on row-shard threads, beside the
+   memory floor (:mod:`.postprocess`);
+2. env step vs the ``mujoco.batch`` floor, per task (:mod:`.env_speed`);
 3. rollout storage: SB3 ``RolloutBuffer`` vs ours, fill + GAE + minibatches (:mod:`.storage`);
 4. PPO update: SB3 ``PPO.train()`` vs ours, fp32 and bf16 autocast on CUDA (:mod:`.update`);
 5. end to end: training steps/s vs env-only steps/s, bundled PPO on Go1 (:mod:`.end_to_end`);
