@@ -1,7 +1,7 @@
 """Row 2 (env step vs the ``mujoco.batch`` floor) and row 5 (training vs env-only steps/s).
 
-Row 2 reuses ``benchmarks/bench_envs.py``'s ``bench_ours_vs_floor`` (loaded from the
-checkout's ``benchmarks/`` folder). Row 5 runs the bundled PPO on a task for a few
+Row 2 is :func:`.env_speed.bench_ours_vs_floor` per task (``benchmarks/bench_envs.py``
+prints the same measurement with Gymnasium's vector envs beside it). Row 5 runs the bundled PPO on a task for a few
 iterations and alternates, iteration by iteration, a full training iteration (collect +
 update) with the same number of env-only steps (a fixed action batch) on the same env,
 so both see the same machine load; the ratio is the median over iterations.
@@ -9,32 +9,21 @@ so both see the same machine load; the ratio is the median over iterations.
 
 from __future__ import annotations
 
-import importlib.util
 import statistics
 import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
 import torch
 
-BENCH_ENVS = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_envs.py"
-
-
-def _bench_envs_module():
-    if not BENCH_ENVS.exists():
-        raise FileNotFoundError(f"{BENCH_ENVS} not found (row 2 needs the repo checkout's benchmarks/)")
-    spec = importlib.util.spec_from_file_location("unilab_bench_envs", BENCH_ENVS)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+from .env_speed import bench_ours_vs_floor
 
 
 def bench_env_vs_floor(tasks: list[str], num_envs: int, threads: int, steps: int, rounds: int) -> list[dict]:
-    mod = _bench_envs_module()
+    """Row 2: each task's env step against the ``mujoco.batch`` floor (budget 0.9)."""
     rows = []
     for task in tasks:
-        r = mod.bench_ours_vs_floor(task, num_envs, threads, steps, rounds)
+        r = bench_ours_vs_floor(task, num_envs, threads, steps, rounds)
         rows.append({"section": "env", "unit": "steps/s", "higher_is_better": True,
                      "name": f"env step {task.split('/')[-1]} vs mujoco.batch floor (N={num_envs}, {threads} threads)",
                      "baseline_label": "Batch.step alone", "baseline": r["floor"], "ours_label": "our env.step",
