@@ -4,7 +4,9 @@
 #   2. the GPU tests (pytest -m gpu tests/gpu),
 #   3. `unilab bench` on CUDA (python -m trainers.bench --device cuda),
 #   4. two short Go1 training runs with the bundled PPO on CUDA (overlap=false, then true),
-# then prints one table (stage limits 90+110+190+80 s: under 8 minutes even when each runs out).
+# then prints one table (stage limits 90+110+190+80 s: under 8 minutes even when each runs out)
+# and exits 1 naming every stage that failed or timed out (0 only when all four passed; a bench
+# row below its budget is reported in the table, not a failed stage).
 # Files (bench.json, bench.png, pytest.xml, train.json, logs, summary.txt) go to $OUT (or
 # runs/gpu_check). The machine has no network: fetch the wheels first, here, with
 #   bash benchmarks/fetch_gpu_wheels.sh          # -> .whl/ (git-excluded)
@@ -136,3 +138,16 @@ print("-" * (w + 60))
 for stage, result, secs, detail in rows:
     print(f"{stage:<{w}}  {result:<12} {secs:>5}  {detail}")
 PYEOF
+SUMMARY_RC=${PIPESTATUS[0]}
+
+failed=()
+for name in install gpu_tests bench train_go1; do
+  [ "${STATUS[$name]:-not run}" = ok ] || failed+=("$name (${STATUS[$name]:-not run})")
+done
+[ "$SUMMARY_RC" -eq 0 ] || failed+=("summary table (rc=$SUMMARY_RC)")
+if [ "${#failed[@]}" -gt 0 ]; then
+  list=$(printf '%s; ' "${failed[@]}")
+  echo "gpu_check: FAILED stages: ${list%; }" | tee -a "$OUT/summary.txt" "$LOG" >&2
+  exit 1
+fi
+echo "gpu_check: all stages passed" | tee -a "$OUT/summary.txt" "$LOG"
