@@ -8,6 +8,7 @@
     unilab export runs/go1/checkpoint.pt --out runs/go1/policy.onnx
     unilab tasks                      # the registered tasks: sizes, control rate, episode, reward terms
     unilab bench --rows 1,5           # performance ratios (same as python -m trainers.bench)
+    unilab play runs/go1 --headless   # the exported policy in plain MuJoCo (a window without --headless)
 
 Train settings layer as: task YAML defaults (``trainers/configs``) < ``--config file`` <
 flags < ``key=value`` overrides. ``unilab train --task T --print-config`` shows the result.
@@ -52,7 +53,7 @@ def _steps(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``unilab`` parser: train, eval, export, tasks, bench."""
+    """The ``unilab`` parser: train, eval, export, tasks, bench, play."""
     from trainers.bench import cli as bench_cli
     from trainers.cli_checks import positive_int
 
@@ -119,6 +120,12 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", help="performance ratios side by side, one table (= python -m trainers.bench)",
                        description=bench_cli.DESCRIPTION)
     bench_cli.add_arguments(b)
+
+    from trainers import play_cli
+
+    pl = sub.add_parser("play", help="run an exported policy in plain MuJoCo (window, or --headless metrics)",
+                        description=play_cli.DESCRIPTION)
+    play_cli.add_arguments(pl)
     return p
 
 
@@ -219,6 +226,13 @@ def _tasks(args: argparse.Namespace) -> int:
     return 0
 
 
+def _play(args: argparse.Namespace) -> int:
+    """``unilab play``: the exported policy in plain MuJoCo (no torch)."""
+    from trainers.play_cli import run
+
+    return run(args)
+
+
 def _bench(args: argparse.Namespace) -> int:
     """``unilab bench``: the same run as ``python -m trainers.bench``."""
     from trainers.bench.cli import run
@@ -305,7 +319,8 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(args.command, f"unrecognized arguments: {' '.join(bad)}{hint}; see `unilab {args.command} --help`")
     if args.command == "train":
         args.overrides = list(extra)
-    code = {"train": _train, "eval": _eval, "export": _export, "tasks": _tasks, "bench": _bench}[args.command](args)
+    code = {"train": _train, "eval": _eval, "export": _export, "tasks": _tasks, "bench": _bench,
+            "play": _play}[args.command](args)
     if args.command == "train" and int(os.environ.get("WORLD_SIZE", "1")) > 1:
         from trainers.ppo.distributed import exit_finished_rank
 

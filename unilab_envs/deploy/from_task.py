@@ -3,15 +3,15 @@
 ``deploy_spec_for("UniLab/Go1Joystick-v0", model_path=...)`` builds a one-env batched
 env of the task (with those keywords, as ``gym.make_vec`` takes them) and reads the
 observation groups, timing, action scale, home pose, actuator gains and limits,
-command ranges and episode rules from it. This module imports the task (and so
-Numba); a robot-side program needs only :mod:`unilab_envs.deploy.spec` and
-:mod:`unilab_envs.deploy.reference`.
+command ranges and episode rules from it. :func:`deploy_spec_for` imports the task
+(and so Numba) when called; importing this module does not.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -65,6 +65,11 @@ def _floats(values) -> tuple[float, ...]:
 
 def _optional(values, present) -> tuple[float | None, ...]:
     return tuple(float(v) if p else None for v, p in zip(values, present))
+
+
+def default_model_path(env_id: str) -> Path:
+    """The MJCF of the package's robot for task ``env_id``."""
+    return Path(_robot(env_id).MJCF_PATH)
 
 
 def spec_from_env(env: Any, env_id: str) -> DeploySpec:
@@ -135,6 +140,7 @@ def spec_from_env(env: Any, env_id: str) -> DeploySpec:
             ee_site=getattr(robot, "EE_SITE", None),
             target_body=target_body if target_body and mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, target_body) >= 0 else None,
             home_keyframe=mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_KEY, task.reset_keyframe),
+            mjcf=None if Path(cfg.model_path) == Path(robot.MJCF_PATH) else str(Path(cfg.model_path).resolve()),
         ),
         observation=Observation(size=task.obs_size, groups=groups, normalizer=Normalizer(folded_in=True)),
         action=Action(**action), command=command, episode=episode, gait=gait,

@@ -79,6 +79,7 @@ class ModelInfo:
     ee_site: str | None = None        # end-effector site (arms)
     target_body: str | None = None    # mocap body that shows a reach target, if the model has one
     home_keyframe: str | None = None  # keyframe an episode starts from
+    mjcf: str | None = None           # the MJCF trained on when it was not the package's robot (model_path=)
 
 
 @dataclass(frozen=True)
@@ -181,7 +182,8 @@ class DeploySpec:
     schema_version: int = SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
-        return _plain(dataclasses.asdict(self))
+        data = _plain(dataclasses.asdict(self))
+        return {"schema": data.pop("schema"), "schema_version": data.pop("schema_version"), **data}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=1, allow_nan=False) + "\n"

@@ -1,0 +1,90 @@
+"""The deploy spec beside an exported policy: ``deploy_spec.json`` and a copy in the ONNX metadata.
+
+``unilab export`` calls :func:`attach_deploy_spec` after it wrote ``policy.onnx``: the spec
+is built from the run's task and task keywords (its ``config.yaml``), checked against the
+ONNX input/output sizes, written atomically beside the policy, and stored in the ONNX
+file's ``metadata_props`` under :data:`unilab_envs.deploy.ONNX_METADATA_KEY`.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from unilab_envs.deploy.spec import ONNX_METADATA_KEY, SPEC_FILENAME, DeploySpec, SpecError
+
+
+def run_task(run_folder: Path) -> tuple[str, dict[str, Any]] | None:
+    """``(task id, task keywords)`` from a run's ``config.yaml`` (bundled PPO or SB3), or ``None``."""
+    path = Path(run_folder) / "config.yaml"
+    if not path.is_file():
+        return None
+    cfg = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(cfg, dict) or not cfg.get("task"):
+        return None
+    kwargs = cfg.get("env_kwargs") if "env_kwargs" in cfg else cfg.get("env")
+    return str(cfg["task"]), dict(kwargs or {})
+
+
+def _atomic_write(path: Path, write) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix, dir=path.parent)
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def embed_spec(onnx_path: Path, spec: DeploySpec) -> None:
+    """Store the spec's JSON in the ONNX file's metadata (replacing an older one), atomically."""
+    import onnx
+
+    model = onnx.load(str(onnx_path))
+    graph_in = model.graph.input[0].type.tensor_type.shape.dim[-1].dim_value
+    graph_out = model.graph.output[0].type.tensor_type.shape.dim[-1].dim_value
+    spec.require_sizes(int(graph_in), int(graph_out), str(onnx_path))
+    kept = [(p.key, p.value) for p in model.metadata_props if p.key != ONNX_METADATA_KEY]
+    del model.metadata_props[:]
+    for key, value in kept + [(ONNX_METADATA_KEY, spec.to_json())]:
+        model.metadata_props.add(key=key, value=value)
+    _atomic_write(Path(onnx_path), lambda tmp: onnx.save(model, tmp))
+
+
+def attach_deploy_spec(onnx_path: str | Path, task: str, env_kwargs: dict[str, Any] | None = None) -> Path:
+    """Build ``task``'s deploy spec, write ``deploy_spec.json`` beside ``onnx_path`` and embed it; returns the JSON path."""
+    from unilab_envs.deploy.from_task import deploy_spec_for
+
+    onnx_path = Path(onnx_path)
+    kwargs = {k: v for k, v in (env_kwargs or {}).items() if k != "num_threads"}
+    spec = deploy_spec_for(task, **kwargs)
+    embed_spec(onnx_path, spec)
+    out = onnx_path.parent / SPEC_FILENAME
+    _atomic_write(out, lambda tmp: Path(tmp).write_text(spec.to_json()))
+    return out
+
+
+def attach_for_run(onnx_path: str | Path, run_folder: str | Path) -> Path | None:
+    """:func:`attach_deploy_spec` for the task in ``run_folder``'s ``config.yaml``.
+
+    ``None`` when the run is not on a UniLab task with a deploy spec (HalfCheetah ...):
+    such a policy has no robot-side contract to write.
+    """
+    found = run_task(Path(run_folder))
+    if found is None:
+        return None
+    task, kwargs = found
+    try:
+        return attach_deploy_spec(onnx_path, task, kwargs)
+    except SpecError as e:
+        if "no deploy spec builder" in str(e):
+            return None
+        raise

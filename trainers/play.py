@@ -1,0 +1,419 @@
+"""``unilab play``: an exported policy in plain MuJoCo, through the deploy spec's reference path.
+
+The policy is ``policy.onnx`` run by onnxruntime; its observation is rebuilt from a plain
+``mujoco.MjData`` by :class:`unilab_envs.deploy.PolicyIO` and its action mapped to
+``ctrl`` the same way; physics is ``mujoco.mj_step`` at the spec's physics step, the
+policy at its control rate. No ``mujoco.batch``, no Numba kernels, no torch: what runs
+here is what a robot-side program runs, so a policy that survives ``play`` has had its
+observation order, scaling, action mapping and control rate checked outside training.
+
+* :func:`run_headless`: episodes as training draws them, with tracking, speed per
+  command, falls and success, the play loop's cost per control step, and a video.
+* :func:`run_window`: ``mujoco.viewer.launch_passive`` in real time; the keyboard sets
+  the command (see :data:`KEYS_HELP`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import queue
+import sys
+import time
+from pathlib import Path
+
+import unilab_envs.deploy  # noqa: F401  (first: picks MuJoCo's GL backend before mujoco loads)
+import mujoco
+import numpy as np
+
+from unilab_envs.deploy import SPEC_FILENAME, DeploySpec, PolicyIO, SpecError, load_spec
+from unilab_envs.deploy.from_task import default_model_path
+from unilab_envs.deploy.episodes import distance_to_target, fell, reset_episode, sample_command, show_target
+from unilab_envs.deploy.sim2real import PlaySim2Real, load_play_profile
+
+POLICY_FILENAME = "policy.onnx"
+
+
+class PlayError(ValueError):
+    """What was given to ``unilab play`` cannot be played; the message says what to do."""
+
+
+# --- the policy and its spec --------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class PolicyBundle:
+    onnx: Path
+    spec: DeploySpec
+    folder: Path
+
+
+def find_policy(path: str | Path, spec_path: str | Path | None = None) -> PolicyBundle:
+    """The ``policy.onnx`` and deploy spec of a run folder (or an ``.onnx`` file); :class:`PlayError` if absent.
+
+    The spec is ``spec_path`` when given, else ``deploy_spec.json`` beside the policy, else
+    the copy in the ONNX metadata. A spec of another task than the policy's is refused.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise PlayError(f"{path} does not exist: pass a folder holding policy.onnx (a run after `unilab export`, "
+                        f"or policies/go1_joystick)")
+    onnx = path if path.is_file() else path / POLICY_FILENAME
+    if onnx.suffix != ".onnx" or not onnx.is_file():
+        hint = f"run `unilab export {path}` first" if (path / "checkpoint.pt").exists() or (path / "model.zip").exists() \
+            else "pass a run folder after `unilab export RUN`, or the .onnx file"
+        raise PlayError(f"{path} holds no {POLICY_FILENAME}: {hint}")
+    folder = onnx.parent
+    try:
+        if spec_path is not None:
+            spec = load_spec(spec_path)
+        elif (folder / SPEC_FILENAME).is_file():
+            spec = load_spec(folder / SPEC_FILENAME)
+        else:
+            spec = load_spec(onnx)
+        embedded = None
+        try:
+            embedded = load_spec(onnx)
+        except SpecError:
+            pass  # a policy exported before deploy specs: trust the given spec, sizes are checked below
+        if embedded is not None:
+            spec.require_task(embedded.task.id)
+    except SpecError as e:
+        raise PlayError(str(e)) from None
+    return PolicyBundle(onnx, spec, folder)
+
+
+class OnnxPolicy:
+    """``policy.onnx`` on onnxruntime (CPU, one thread): ``policy(obs) -> action``, float32."""
+
+    def __init__(self, path: Path, spec: DeploySpec) -> None:
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        inp, out = self.session.get_inputs()[0], self.session.get_outputs()[0]
+        self.input_name, self.output_name = inp.name, out.name
+        obs_dim, act_dim = inp.shape[-1], out.shape[-1]
+        try:
+            spec.require_sizes(int(obs_dim), int(act_dim), str(path))
+        except SpecError as e:
+            raise PlayError(str(e)) from None
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        return self.session.run([self.output_name], {self.input_name: obs.reshape(1, -1)})[0][0]
+
+
+# --- one simulated robot under the policy ---------------------------------------------------
+
+
+class Player:
+    """Plain ``MjModel``/``MjData`` stepped at the spec's rates with the reference I/O path.
+
+    ``model_path``: another MJCF with the spec's joint, actuator and body names (a
+    Menagerie robot); ``sim2real``: a profile name or YAML whose link and sensor sections
+    act around the loop (:class:`unilab_envs.deploy.sim2real.PlaySim2Real`).
+    """
+
+    def __init__(self, bundle: PolicyBundle, model_path: str | None = None, sim2real: str | None = None,
+                 seed: int = 0) -> None:
+        self.spec = spec = bundle.spec
+        self.policy = OnnxPolicy(bundle.onnx, spec)
+        xml = model_path or spec.model.mjcf
+        if xml is None:
+            try:
+                xml = str(default_model_path(spec.task.id))
+            except SpecError as e:
+                raise PlayError(f"{e}; pass --model-path FILE.xml") from None
+        if not Path(xml).is_file():
+            raise PlayError(f"model {xml} does not exist; pass the path of an MJCF (.xml) file")
+        try:
+            self.model = mujoco.MjModel.from_xml_path(str(xml))
+        except ValueError as e:
+            raise PlayError(f"could not compile MJCF {xml}: {' '.join(str(e).split())}") from None
+        self.model.opt.timestep = spec.timing.physics_dt
+        self.data = mujoco.MjData(self.model)
+        try:
+            self.io = PolicyIO(spec, self.model)
+            self.sim2real = (PlaySim2Real(load_play_profile(sim2real), spec, seed + 1, str(sim2real))
+                             if sim2real else None)
+        except SpecError as e:
+            raise PlayError(str(e)) from None
+        self.rng = np.random.default_rng(seed)
+        self.resample_steps = (max(1, round(spec.command.resample_time / spec.timing.control_dt))
+                               if spec.command.resample_time else 0)
+        self.state = self.reset()
+
+    def reset(self, command: np.ndarray | None = None):
+        """A new episode, randomized as in training (``command``: keep this one)."""
+        self.state = reset_episode(self.io, self.model, self.data, self.rng, command)
+        self.step_count = 0
+        if self.sim2real is not None:
+            self.sim2real.start_episode(self.model, self.io.actuators)
+        return self.state
+
+    @property
+    def command(self) -> np.ndarray:
+        """The velocity command, or the reach target."""
+        return self.state.target if self.spec.command.kind == "reach_target" else self.state.command
+
+    def set_command(self, value: np.ndarray) -> None:
+        if self.spec.command.kind == "reach_target":
+            self.state.target = np.asarray(value, dtype=np.float64)
+            show_target(self.io, self.data, self.state.target)
+        else:
+            self.state.command = np.asarray(value, dtype=np.float64)
+
+    def control_step(self, resample: bool = True) -> bool:
+        """Observe, run the policy, act, step physics one control period; ``True`` when the robot fell."""
+        obs = self.io.observe(self.data, self.state)
+        if self.sim2real is not None:
+            obs = self.sim2real.observation(obs)
+        action = self.policy(obs)
+        if self.sim2real is not None:
+            action = self.sim2real.action(action)
+        self.io.apply_action(action, self.state, self.data.ctrl)
+        for _ in range(self.spec.timing.substeps):
+            mujoco.mj_step(self.model, self.data)
+        self.io.refresh(self.data)
+        self.io.advance(self.state)
+        self.step_count += 1
+        if resample and self.resample_steps and self.step_count % self.resample_steps == 0:
+            self.state.command = sample_command(self.io, self.rng)
+        return fell(self.io, self.data)
+
+    def base_velocity(self) -> np.ndarray:
+        """``(vx, vy, yaw_rate)`` of the base in its frame."""
+        return np.concatenate([self.io.base_linvel(self.data)[:2], self.io.base_gyro(self.data)[2:]])
+
+
+# --- headless episodes ---------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class PlayResult:
+    task: str
+    episodes: int
+    mean_length: float
+    fall_rate: float
+    success_rate: float | None
+    tracking_lin_vel: float | None   # mean per step of exp(-|v_cmd - v|^2 / sigma), in [0, 1]
+    tracking_ang_vel: float | None
+    speed_per_command: list[tuple[float, float, float, int]]  # (cmd low, cmd high, mean vx, steps)
+    final_distance: float | None
+    step_us: float                   # wall time of one control step of the play loop
+    control_dt: float
+    video: Path | None = None
+    sim2real: str | None = None
+
+    def summary(self) -> str:
+        lines = [f"{self.task}: episodes {self.episodes}  length {self.mean_length:.1f}  falls {self.fall_rate:.1%}"
+                 + (f"  success {self.success_rate:.1%}" if self.success_rate is not None else "")
+                 + (f"  final distance {self.final_distance * 100:.1f} cm" if self.final_distance is not None else "")]
+        if self.tracking_lin_vel is not None:
+            lines.append(f"tracking (exp(-err^2/sigma), 1 = perfect): linear {self.tracking_lin_vel:.3f}  "
+                         f"yaw {self.tracking_ang_vel:.3f}")
+        if self.speed_per_command:
+            lines.append("forward speed per command (settled steps, >= 1 s after a command change):")
+            lines += [f"  cmd vx [{lo:+.2f}, {hi:+.2f}) m/s: vx {v:+.2f} m/s ({n} steps)"
+                      for lo, hi, v, n in self.speed_per_command]
+        period = self.control_dt * 1e6
+        lines.append(f"play loop: {self.step_us:.0f} us per control step (policy + {self.control_dt * 1e3:.0f} ms of "
+                     f"physics + I/O), {period / self.step_us:.0f}x faster than real time on one core")
+        if self.sim2real:
+            lines.append(self.sim2real)
+        if self.video is not None:
+            lines.append(f"video {self.video}")
+        return "\n".join(lines)
+
+
+def _speed_table(commands: list[np.ndarray], speeds: list[np.ndarray], low: float, high: float, width: float = 0.25):
+    if not commands:
+        return []
+    cmd, vel = np.asarray(commands)[:, 0], np.asarray(speeds)[:, 0]
+    edges = np.arange(math.floor(low / width) * width, high + width, width)
+    table = []
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        mask = (cmd >= lo) & (cmd < hi)
+        if mask.sum() >= 25:
+            table.append((float(lo), float(hi), float(vel[mask].mean()), int(mask.sum())))
+    return table
+
+
+class _Filmer:
+    """Frames of the first episode through ``mujoco.Renderer``, following the base."""
+
+    def __init__(self, player: Player, path: Path, max_frames: int) -> None:
+        from trainers.common.video import VideoRecorder
+
+        self.player = player
+        self.renderer = mujoco.Renderer(player.model, height=360, width=480)
+        self.camera = _camera(player)
+        self.recorder = VideoRecorder(path, round(1.0 / player.spec.timing.control_dt), max_frames, progress=False)
+
+    def add(self) -> None:
+        self.renderer.update_scene(self.player.data, camera=self.camera)
+        self.recorder.add(self.renderer.render())
+
+    def write(self) -> Path | None:
+        self.renderer.close()
+        return self.recorder.write()
+
+
+def _camera(player: Player) -> mujoco.MjvCamera:
+    cam = mujoco.MjvCamera()
+    root = player.spec.model.root_body
+    body = mujoco.mj_name2id(player.model, mujoco.mjtObj.mjOBJ_BODY, root) if root else -1
+    if body > 0:
+        cam.type, cam.trackbodyid = mujoco.mjtCamera.mjCAMERA_TRACKING, body
+        cam.distance, cam.elevation, cam.azimuth = 1.6 if player.spec.action.size < 20 else 3.0, -20.0, 120.0
+    else:
+        cam.type = mujoco.mjtCamera.mjCAMERA_FREE
+        cam.lookat[:] = (0.0, 0.0, 0.4)
+        cam.distance, cam.elevation, cam.azimuth = 2.2, -25.0, 135.0
+    return cam
+
+
+def run_headless(player: Player, episodes: int, video: Path | None = None, video_frames: int = 250,
+                 progress: bool = True) -> PlayResult:
+    """``episodes`` whole episodes (reset and commands as in training); metrics as in ``unilab eval``."""
+    spec = player.spec
+    velocity = spec.command.kind == "velocity"
+    sigma = spec.episode.tracking_sigma or 0.25
+    settle = max(1, round(1.0 / spec.timing.control_dt))
+    lengths, falls, successes, distances = [], [], [], []
+    lin, ang, cmds, speeds = [], [], [], []
+    filmer = _Filmer(player, video, video_frames) if video is not None else None
+    loop_time, loop_steps = 0.0, 0
+    for episode in range(episodes):
+        player.reset()
+        since_change, last_cmd = 0, player.command.copy()
+        if filmer is not None and episode == 0:
+            filmer.add()
+        fallen = False
+        while player.step_count < spec.episode.max_steps:
+            t0 = time.perf_counter()
+            fallen = player.control_step()
+            loop_time += time.perf_counter() - t0
+            loop_steps += 1
+            if filmer is not None and episode == 0 and not filmer.recorder.full:
+                filmer.add()
+            if velocity:
+                v, c = player.base_velocity(), player.command
+                lin.append(math.exp(-((c[0] - v[0]) ** 2 + (c[1] - v[1]) ** 2) / sigma))
+                ang.append(math.exp(-((c[2] - v[2]) ** 2) / sigma))
+                since_change = 0 if not np.array_equal(c, last_cmd) else since_change + 1
+                last_cmd = c.copy()
+                if since_change >= settle:
+                    cmds.append(c.copy())
+                    speeds.append(v)
+            if fallen:
+                break
+        lengths.append(player.step_count)
+        falls.append(fallen)
+        if spec.command.kind == "reach_target":
+            d = distance_to_target(player.io, player.data, player.state)
+            distances.append(d)
+            successes.append(d < spec.episode.success_threshold)
+        if progress:
+            print(f"\repisode {episode + 1}/{episodes}", end="", file=sys.stderr, flush=True)
+    if progress:
+        print(file=sys.stderr)
+    path = filmer.write() if filmer is not None else None
+    lo, hi = spec.command.ranges[0] if velocity else (0.0, 0.0)
+    return PlayResult(
+        task=spec.task.id, episodes=episodes, mean_length=float(np.mean(lengths)), fall_rate=float(np.mean(falls)),
+        success_rate=float(np.mean(successes)) if successes else None,
+        tracking_lin_vel=float(np.mean(lin)) if lin else None, tracking_ang_vel=float(np.mean(ang)) if ang else None,
+        speed_per_command=_speed_table(cmds, speeds, lo, hi), final_distance=float(np.mean(distances)) if distances else None,
+        step_us=1e6 * loop_time / max(loop_steps, 1), control_dt=spec.timing.control_dt, video=path,
+        sim2real=player.sim2real.describe() if player.sim2real is not None else None)
+
+
+# --- the window ------------------------------------------------------------------------------
+
+GLFW_KEYS = {"right": 262, "left": 263, "down": 264, "up": 265, "page_up": 266, "page_down": 267, "space": 32,
+             "r": 82, "backspace": 259}
+KEYS_HELP = ("joystick: Up/Down vx, Left/Right vy, PageUp/PageDown yaw rate, Space stop, R reset; "
+             "reach: arrows move the target in x/y, PageUp/PageDown in z (or Ctrl + right-drag the target sphere), "
+             "R reset")
+VELOCITY_STEP = (0.1, 0.1, 0.2)
+TARGET_STEP = 0.02
+
+
+def apply_key(player: Player, key: int) -> None:
+    """Change the command (or the target) for one key press; ``R`` resets keeping the command."""
+    k = GLFW_KEYS
+    if key in (k["r"], k["backspace"]):
+        player.reset(command=player.command.copy())
+        return
+    c = player.command.copy()
+    if player.spec.command.kind == "velocity":
+        axis_step = {k["up"]: (0, 1), k["down"]: (0, -1), k["left"]: (1, 1), k["right"]: (1, -1),
+                     k["page_up"]: (2, 1), k["page_down"]: (2, -1)}
+        if key == k["space"]:
+            c[:] = 0.0
+        elif key in axis_step:
+            axis, sign = axis_step[key]
+            lo, hi = player.spec.command.ranges[axis]
+            c[axis] = float(np.clip(round(c[axis] + sign * VELOCITY_STEP[axis], 3), lo, hi))
+        else:
+            return
+    else:
+        moves = {k["up"]: (0, 1), k["down"]: (0, -1), k["left"]: (1, 1), k["right"]: (1, -1),
+                 k["page_up"]: (2, 1), k["page_down"]: (2, -1)}
+        if key not in moves:
+            return
+        axis, sign = moves[key]
+        c[axis] += sign * TARGET_STEP
+    player.set_command(c)
+
+
+def _overlay(player: Player, fallen: bool) -> tuple:
+    c = player.command
+    if player.spec.command.kind == "velocity":
+        v = player.base_velocity()
+        names = "command vx\ncommand vy\ncommand yaw\nbase vx\nbase vy\nbase yaw\nfallen"
+        values = f"{c[0]:+.2f} m/s\n{c[1]:+.2f} m/s\n{c[2]:+.2f} rad/s\n{v[0]:+.2f} m/s\n{v[1]:+.2f} m/s\n{v[2]:+.2f} rad/s\n{'yes (R: reset)' if fallen else 'no'}"
+    else:
+        d = distance_to_target(player.io, player.data, player.state)
+        names = "target x\ntarget y\ntarget z\ndistance"
+        values = f"{c[0]:+.3f} m\n{c[1]:+.3f} m\n{c[2]:+.3f} m\n{d * 100:.1f} cm"
+    return (mujoco.mjtFontScale.mjFONTSCALE_150, mujoco.mjtGridPos.mjGRID_TOPLEFT, names, values)
+
+
+def run_window(player: Player, duration: float | None = None, out=sys.stdout) -> int:
+    """Real-time play in ``mujoco.viewer.launch_passive`` until the window closes (or ``duration`` s of sim time)."""
+    import mujoco.viewer
+
+    keys: queue.SimpleQueue[int] = queue.SimpleQueue()
+    reach = player.spec.command.kind == "reach_target"
+    with mujoco.viewer.launch_passive(player.model, player.data, key_callback=keys.put,
+                                      show_left_ui=False, show_right_ui=False) as viewer:
+        cam = _camera(player)
+        viewer.cam.type, viewer.cam.trackbodyid = cam.type, cam.trackbodyid
+        viewer.cam.distance, viewer.cam.elevation, viewer.cam.azimuth = cam.distance, cam.elevation, cam.azimuth
+        viewer.cam.lookat[:] = cam.lookat
+        print(f"playing {player.spec.task.id} in a window; {KEYS_HELP}", file=out, flush=True)
+        fallen, sim_time, start = False, 0.0, time.perf_counter()
+        dt = player.spec.timing.control_dt
+        while viewer.is_running() and (duration is None or sim_time < duration):
+            with viewer.lock():
+                while not keys.empty():
+                    apply_key(player, keys.get())
+                    fallen = False
+                if reach and player.io.target_mocap >= 0:  # the target sphere may have been dragged
+                    player.state.target = np.array(player.data.mocap_pos[player.io.target_mocap])
+                if not fallen:
+                    fallen = player.control_step(resample=False)
+                    if player.step_count >= player.spec.episode.max_steps and reach:
+                        player.reset()
+                viewer.set_texts(_overlay(player, fallen))
+            viewer.sync()
+            sim_time += dt
+            delay = start + sim_time - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)
+    return 0

@@ -1,0 +1,104 @@
+"""``unilab play RUN``'s options and entry point (the loop itself is :mod:`trainers.play`).
+
+    unilab play policies/go1_joystick                       # a window: arrows/PageUp/PageDown steer, R resets
+    unilab play runs/go1 --headless --episodes 64           # metrics + runs/go1/play.mp4
+    unilab play runs/go1 --headless --sim2real go1_real     # the profile's noise, latency and loss in the loop
+    unilab play runs/go1 --model-path ~/mujoco_menagerie/unitree_go1/scene.xml
+
+Mistakes end in one line on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+DESCRIPTION = ("Run an exported policy (policy.onnx + deploy_spec.json, as `unilab export` writes them) in plain "
+               "MuJoCo at the spec's physics step and control rate, with the observation rebuilt from the deploy "
+               "spec outside the training stack (no mujoco.batch, Numba or torch). A window by default when there "
+               "is a display; --headless runs episodes as training draws them and prints tracking, speed per "
+               "command, falls, success and the loop's cost per control step.")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+    return value
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The ``unilab play`` options."""
+    p.add_argument("run", help="folder holding policy.onnx and deploy_spec.json (a run after `unilab export RUN`, "
+                               "or policies/go1_joystick), or the .onnx file itself")
+    p.add_argument("--headless", action="store_true",
+                   help="no window: run --episodes episodes and print the metrics (the default without a display)")
+    p.add_argument("--episodes", type=_positive_int, default=10, help="headless: episodes to run (default 10)")
+    p.add_argument("--model-path", metavar="FILE.xml",
+                   help="play on another MJCF with the same joint, actuator and body names (e.g. a Menagerie robot)")
+    p.add_argument("--sim2real", metavar="PROFILE",
+                   help="add a sim-to-real profile's sensor noise, IMU drift, latency, packet loss, action noise and "
+                        "motor strength in the play loop: a packaged name (go1_real, g1_real, ur5_real) or a YAML path")
+    p.add_argument("--spec", metavar="PATH", help="deploy spec to use instead of the one exported with the policy")
+    p.add_argument("--seed", type=int, default=0, help="seed of resets, commands and sim-to-real draws (default 0)")
+    p.add_argument("--video", metavar="PATH",
+                   help="headless: film the first episode to PATH (.mp4 needs imageio-ffmpeg, else a .gif is written; "
+                        "default <run>/play.mp4)")
+    p.add_argument("--no-video", action="store_true", help="headless: do not film")
+    p.add_argument("--video-frames", type=_positive_int, default=250,
+                   help="headless: frames to film at the control rate (default 250; MuJoCo's software renderer takes "
+                        "~0.15 s a frame on a CPU)")
+    p.add_argument("--duration", type=_positive_float, metavar="SECONDS",
+                   help="window: close after this many seconds of simulated time (default: when the window is closed)")
+    p.add_argument("--no-progress", action="store_true", help="headless: no episode counter on stderr")
+
+
+def _fail(message: object) -> int:
+    print(f"unilab play: {' '.join(str(message).split())}", file=sys.stderr)
+    return 2
+
+
+def has_display() -> bool:
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def run(args: argparse.Namespace) -> int:
+    """``unilab play``: window or headless; returns the exit status."""
+    from trainers.play import Player, PlayError, find_policy, run_headless, run_window
+    from unilab_envs.deploy import SpecError
+
+    headless = args.headless or not has_display()
+    if not args.headless and headless:
+        print("unilab play: no display, running headless (--headless)", file=sys.stderr)
+    try:
+        bundle = find_policy(args.run, args.spec)
+        player = Player(bundle, model_path=args.model_path, sim2real=args.sim2real, seed=args.seed)
+    except (PlayError, SpecError, FileNotFoundError) as e:
+        return _fail(e)
+    if not headless:
+        try:
+            return run_window(player, args.duration)
+        except Exception as e:  # noqa: BLE001 - GLFW / OpenGL could not open a window
+            return _fail(f"could not open the viewer window ({type(e).__name__}: {e}); "
+                         f"use --headless, or check DISPLAY and OpenGL (MUJOCO_GL=glfw)")
+    video = None if args.no_video else Path(args.video) if args.video else bundle.folder / "play.mp4"
+    if video is not None and not os.access(video.parent if video.parent.exists() else Path.cwd(), os.W_OK):
+        return _fail(f"cannot write the video to {video}: pass --video PATH somewhere writable, or --no-video")
+    result = run_headless(player, args.episodes, video, args.video_frames, progress=not args.no_progress)
+    print(result.summary())
+    return 0
