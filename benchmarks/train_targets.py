@@ -1,6 +1,6 @@
 """Does the bundled PPO reach its targets on this machine (CPU only)? Prints one table.
 
-Targets (issue 8), with the task YAML defaults of ``trainers/configs``:
+Targets, with the task YAML defaults of ``trainers/configs``:
 
 - ``UniLab/UR5Reach-v0``: >= 95% success (deterministic evaluation), wall clock <= 3 min;
 - ``UniLab/Go1Joystick-v0``: walking: forward-velocity tracking reward >= 70% of its
@@ -20,13 +20,17 @@ counts training only (evaluation is reported apart).
 
 ``cheetah`` (optional): HalfCheetah-v5, our PPO vs SB3 PPO side by side with the same
 hyper-parameters (trainers/configs/halfcheetah.yaml; SB3 with VecNormalize on
-observations, as ours normalizes them), equal step budgets, deterministic evaluation.
+observations, as ours normalizes them), equal step budgets, deterministic evaluation,
+one CPU thread each: :func:`one_cpu_thread` sets torch's intra-op threads and Numba's to
+1 (and ``UNILAB_NUM_THREADS`` / ``OMP_NUM_THREADS`` to 1 for any env pool or child
+process), and our run is also configured with ``torch_threads=1``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from pathlib import Path
 
@@ -34,6 +38,7 @@ import unilab_envs  # noqa: F401  (thread policies first, registers the tasks)
 
 from trainers.ppo import load_config, train
 from trainers.ppo.evaluate import evaluate
+from unilab_envs.threads import configure_threads
 
 
 def go1_tracking_max() -> float:
@@ -50,8 +55,16 @@ TARGETS = {
 }
 
 
+def one_cpu_thread() -> None:
+    """One CPU thread from here on: torch and Numba in this process, and the thread-count
+    variables that env pools (``UNILAB_NUM_THREADS``) and child processes (OpenMP) read."""
+    os.environ["UNILAB_NUM_THREADS"] = "1"
+    os.environ["OMP_NUM_THREADS"] = "1"
+    configure_threads(1)
+
+
 def run_cheetah(out: Path, steps: int, seed: int, eval_episodes: int) -> list[dict]:
-    """Our PPO and SB3's PPO on HalfCheetah-v5 with the same settings and budget."""
+    """Our PPO and SB3's PPO on HalfCheetah-v5 with the same settings and budget, one CPU thread each."""
     import numpy as np
     import torch
     from stable_baselines3 import PPO as SB3PPO
@@ -59,8 +72,9 @@ def run_cheetah(out: Path, steps: int, seed: int, eval_episodes: int) -> list[di
     from stable_baselines3.common.evaluation import evaluate_policy
     from stable_baselines3.common.vec_env import VecNormalize
 
+    one_cpu_thread()
     cfg = load_config("HalfCheetah-v5", out=str(out / "cheetah_ours"), seed=seed, device="cpu", total_steps=steps,
-                      overrides=["log.tensorboard=false", "log.progress=false"])
+                      torch_threads=1, overrides=["log.tensorboard=false", "log.progress=false"])
     t0 = time.perf_counter()
     res = train(cfg)
     ours_wall = time.perf_counter() - t0
@@ -75,6 +89,7 @@ def run_cheetah(out: Path, steps: int, seed: int, eval_episodes: int) -> list[di
                    vf_coef=a.value_coef, max_grad_norm=a.max_grad_norm, seed=seed, device="cpu",
                    policy_kwargs=dict(net_arch=dict(pi=list(p.actor_hidden), vf=list(p.critic_hidden)),
                                       activation_fn=act, log_std_init=float(np.log(p.init_std))))
+    torch.set_num_threads(1)  # as ours ran
     t0 = time.perf_counter()
     model.learn(cfg.num_iterations * cfg.steps_per_iteration)
     sb3_wall = time.perf_counter() - t0
