@@ -304,7 +304,16 @@ def _export(args: argparse.Namespace) -> int:
             path = export_onnx(run.path, args.out, opset=args.opset)
     except (RunError, CheckpointError, ConfigError) as e:
         return _fail("export", e)
+    from trainers.common.deploy_export import attach_for_run
+
+    try:  # what a robot-side program needs, beside the policy and in its metadata
+        spec_path = attach_for_run(path, run.folder)
+    except (ValueError, TypeError) as e:
+        return _fail("export", f"wrote {path} but not its deploy spec: {e}")
     print(describe_onnx(path).summary())
+    if spec_path is not None:
+        print(f"deploy spec: {spec_path} (also in the ONNX metadata); run it in plain MuJoCo: "
+              f"unilab play {path.parent}")
     return 0
 
 
