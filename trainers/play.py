@@ -340,6 +340,8 @@ KEYS_HELP = ("joystick: Up/Down vx, Left/Right vy, PageUp/PageDown yaw rate, Spa
              "reach: arrows move the target in x/y, PageUp/PageDown in z (or Ctrl + right-drag the target sphere), "
              "R reset")
 VELOCITY_STEP = (0.1, 0.1, 0.2)
+MAX_STEPS_PER_FRAME = 25  # control steps between two viewer frames, at most
+MAX_LAG_S = 0.25
 TARGET_STEP = 0.02
 
 
@@ -400,20 +402,25 @@ def run_window(player: Player, duration: float | None = None, out=sys.stdout) ->
         fallen, sim_time, start = False, 0.0, time.perf_counter()
         dt = player.spec.timing.control_dt
         while viewer.is_running() and (duration is None or sim_time < duration):
+            behind = time.perf_counter() - start - sim_time
+            if behind < 0:  # ahead of the wall clock
+                time.sleep(min(-behind, dt))
+                continue
+            if behind > MAX_LAG_S:  # a slow renderer: run in slow motion rather than spiral
+                start += behind - MAX_LAG_S
+                behind = MAX_LAG_S
+            steps = min(int(behind / dt) + 1, MAX_STEPS_PER_FRAME)
             with viewer.lock():
                 while not keys.empty():
                     apply_key(player, keys.get())
                     fallen = False
-                if reach and player.io.target_mocap >= 0:  # the target sphere may have been dragged
-                    player.state.target = np.array(player.data.mocap_pos[player.io.target_mocap])
-                if not fallen:
-                    fallen = player.control_step(resample=False)
-                    if player.step_count >= player.spec.episode.max_steps and reach:
-                        player.reset()
-                viewer.set_texts(_overlay(player, fallen))
-            viewer.sync()
-            sim_time += dt
-            delay = start + sim_time - time.perf_counter()
-            if delay > 0:
-                time.sleep(delay)
+                for _ in range(steps):
+                    if reach and player.io.target_mocap >= 0:  # the target sphere may have been dragged
+                        player.state.target = np.array(player.data.mocap_pos[player.io.target_mocap])
+                    if not fallen:
+                        fallen = player.control_step(resample=False)
+                    sim_time += dt
+                overlay = _overlay(player, fallen)
+            viewer.set_texts(overlay)  # it takes the viewer's lock itself
+            viewer.sync()  # the viewer renders at its own pace; control steps run between frames
     return 0

@@ -83,13 +83,13 @@ def run(args: argparse.Namespace) -> int:
     from unilab_envs.deploy import SpecError
 
     headless = args.headless or not has_display()
-    if not args.headless and headless:
-        print("unilab play: no display, running headless (--headless)", file=sys.stderr)
     try:
         bundle = find_policy(args.run, args.spec)
         player = Player(bundle, model_path=args.model_path, sim2real=args.sim2real, seed=args.seed)
     except (PlayError, SpecError, FileNotFoundError) as e:
         return _fail(e)
+    if not args.headless and headless:
+        print("unilab play: no display, running headless (--headless)", file=sys.stderr)
     if not headless:
         try:
             return run_window(player, args.duration)
