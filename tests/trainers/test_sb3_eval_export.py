@@ -19,7 +19,7 @@ from trainers.ppo.evaluate import load_policy
 from trainers.ppo.runner import CKPT_FORMAT, CKPT_VERSION
 from trainers.sb3.cli import train_sb3
 from trainers.sb3.config import ConfigError
-from trainers.sb3.testing import register_toy
+from tests.trainers.standins import register_point_reach
 
 PENDULUM = "Pendulum-v1"  # actions in [-2, 2]: rescaling and clipping are visible
 TINY = {"sb3-ppo": ["algo_kwargs.n_steps=16", "algo_kwargs.batch_size=32", "algo_kwargs.n_epochs=1"],
@@ -38,7 +38,7 @@ def _train(tmp_path, algo, task=PENDULUM, *extra):
 
 
 def test_eval_of_an_sb3_run(tmp_path, capsys):
-    out = _train(tmp_path, "sb3-ppo", register_toy())
+    out = _train(tmp_path, "sb3-ppo", register_point_reach())
     capsys.readouterr()
     assert cli.main(["eval", str(out), "--episodes", "3", "--num-envs", "2"]) == 0
     text = capsys.readouterr().out
@@ -126,7 +126,7 @@ def test_missing_and_non_run_folders_exit_2(tmp_path, capsys, command):
 ])
 def test_sb3_config_errors_exit_2_before_the_run_folder(tmp_path, capsys, override, message):
     out = tmp_path / "run"
-    argv = ["train", "--algo", "sb3-ppo", "--task", register_toy(), "--num-envs", "2", "--total-steps", "64",
+    argv = ["train", "--algo", "sb3-ppo", "--task", register_point_reach(), "--num-envs", "2", "--total-steps", "64",
             "--out", str(out), "--no-progress", override]
     assert cli.main(argv) == 2
     err = capsys.readouterr().err.strip()
@@ -139,10 +139,10 @@ def test_sb3_task_typo_and_bad_counts_create_no_folder(tmp_path, capsys):
     assert cli.main(["train", "--algo", "sb3-sac", "--task", "UniLab/UR5Reech-v0", "--out", str(out)]) == 2
     assert "UniLab/UR5Reach-v0" in capsys.readouterr().err  # the closest id
     assert not out.exists()
-    args = dict(algo="sb3-ppo", task=register_toy(), num_envs=2, total_steps=64, device="cpu", seed=0, out=str(out),
+    args = dict(algo="sb3-ppo", task=register_point_reach(), num_envs=2, total_steps=64, device="cpu", seed=0, out=str(out),
                 config=None, overrides=[], no_progress=True)
     for bad, message in ((dict(num_envs=-3), "--num-envs must be >= 1"), (dict(total_steps=0), "--total-steps"),
-                         (dict(task="UniLabTest/ToyReech-v0"), "did you mean 'UniLabTest/ToyReach-v0'"),
+                         (dict(task="UniLabTest/PointReech-v0"), "did you mean 'UniLabTest/PointReach-v0'"),
                          (dict(resume=str(tmp_path / "none")), "--resume: no SB3 checkpoint")):
         with pytest.raises(ConfigError, match=message):
             train_sb3(argparse.Namespace(**{**args, **bad}))
