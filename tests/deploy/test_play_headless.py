@@ -1,0 +1,157 @@
+"""``unilab play`` headless: the exported policy in plain MuJoCo matches ``unilab eval``; mistakes end in one line."""
+
+from __future__ import annotations
+
+import math
+import re
+import shutil
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import onnxruntime as ort
+import pytest
+import torch
+
+from trainers import cli
+from trainers.play import GLFW_KEYS, Player, PlayError, apply_key, find_policy, run_headless
+from trainers.ppo.evaluate import evaluate, load_policy
+from unilab_envs.deploy import load_spec
+
+
+def run(argv):
+    try:
+        return cli.main(argv)
+    except SystemExit as e:
+        return e.code
+
+
+def one_error_line(capsys) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "Traceback" not in err[0], err
+    return err[0]
+
+
+def test_export_writes_the_spec_beside_the_policy_and_in_it(ur5_run):
+    folder = Path(ur5_run)
+    beside, embedded = load_spec(folder / "deploy_spec.json"), load_spec(folder / "policy.onnx")
+    assert beside == embedded and beside.task.id == "UniLab/UR5Reach-v0"
+
+
+def test_onnx_actions_equal_the_torch_policy(ur5_run):
+    policy, cfg, _ = load_policy(ur5_run)
+    env = gym.make_vec("UniLab/UR5Reach-v0", num_envs=64, num_threads=1)
+    obs, _ = env.reset(seed=5)
+    batches = [obs]
+    rng = np.random.default_rng(0)
+    for _ in range(10):
+        obs, *_ = env.step(rng.uniform(-1, 1, (64, 6)).astype(np.float32))
+        batches.append(obs)
+    env.close()
+    obs = np.concatenate(batches).astype(np.float32)
+    with torch.no_grad():
+        expected = np.clip(policy(torch.as_tensor(obs)).numpy(), -1.0, 1.0)
+    session = ort.InferenceSession(str(Path(ur5_run) / "policy.onnx"), providers=["CPUExecutionProvider"])
+    got = session.run(None, {"obs": obs})[0]
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_headless_play_reaches_the_success_of_eval(ur5_run, capsys):
+    ev = evaluate(ur5_run, episodes=64, num_envs=16, progress=False)
+    played = run_headless(Player(find_policy(ur5_run), seed=0), 64, progress=False)
+    assert played.fall_rate == 0.0 and played.mean_length == 75
+    assert ev.success_rate >= 0.9, ev.summary()
+    assert abs(played.success_rate - ev.success_rate) <= 0.05, (ev.summary(), played.summary())
+    # the loop: a 40 ms control period runs in well under a tenth of it on one core
+    assert played.step_us < 4000, played.summary()
+    # and through the CLI
+    assert run(["play", ur5_run, "--headless", "--episodes", "8", "--no-video", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    success = float(re.search(r"success ([\d.]+)%", out).group(1)) / 100
+    assert success >= 0.75 and "x faster than real time" in out, out
+
+
+def test_go1_policy_plays_without_nan_with_sim2real_and_a_video(go1_run, tmp_path):
+    for sim2real in (None, "go1_real"):
+        player = Player(find_policy(go1_run), sim2real=sim2real, seed=1)
+        video = tmp_path / f"play_{sim2real}.gif"
+        res = run_headless(player, 2, video=video, video_frames=3, progress=False)
+        assert np.isfinite(player.data.qpos).all() and np.isfinite(player.data.qvel).all()
+        assert math.isfinite(res.tracking_lin_vel) and 0 <= res.fall_rate <= 1 and res.mean_length >= 1
+        assert res.video is not None and res.video.exists()
+        if sim2real:
+            assert "packet_loss" in res.sim2real
+
+
+def test_play_on_a_model_given_by_path(go1_run, tmp_path):
+    from unilab_envs.assets import go1
+
+    heavy = tmp_path / "go1_heavy.xml"  # a different robot with the same names: 1.5 kg more trunk
+    heavy.write_text(go1.MJCF_PATH.read_text().replace('mass="5.204"', 'mass="6.704"', 1))
+    player = Player(find_policy(go1_run), model_path=str(heavy), seed=0)
+    assert player.model.body_mass[1] == pytest.approx(6.704)
+    res = run_headless(player, 1, progress=False)
+    assert res.episodes == 1 and np.isfinite(player.data.qpos).all()
+    renamed = tmp_path / "go1_renamed.xml"
+    renamed.write_text(go1.MJCF_PATH.read_text().replace('"RR_thigh_joint"', '"rear_right_thigh"'))
+    with pytest.raises(PlayError, match=r"no joint named \['RR_thigh_joint'\]"):
+        Player(find_policy(go1_run), model_path=str(renamed))
+
+
+def test_spec_of_another_task_is_refused(go1_run, ur5_run, capsys):
+    with pytest.raises(PlayError, match="is for UniLab/UR5Reach-v0, not UniLab/Go1Joystick-v0"):
+        find_policy(go1_run, spec_path=Path(ur5_run) / "deploy_spec.json")
+    assert run(["play", go1_run, "--headless", "--spec", str(Path(ur5_run) / "deploy_spec.json")]) == 2
+    assert "is for UniLab/UR5Reach-v0, not UniLab/Go1Joystick-v0" in one_error_line(capsys)
+
+
+def test_an_old_export_without_spec_gets_the_spec_beside_it_checked_by_size(go1_run, ur5_run, tmp_path):
+    folder = tmp_path / "old"
+    folder.mkdir()
+    import onnx
+
+    model = onnx.load(str(Path(go1_run) / "policy.onnx"))
+    kept = [(p.key, p.value) for p in model.metadata_props if p.key != "unilab_deploy_spec"]
+    del model.metadata_props[:]
+    for k, v in kept:
+        model.metadata_props.add(key=k, value=v)
+    onnx.save(model, str(folder / "policy.onnx"))
+    shutil.copy(Path(ur5_run) / "deploy_spec.json", folder / "deploy_spec.json")
+    with pytest.raises(PlayError, match=r"does not fit .*policy.onnx \(obs 50, action 12\)"):
+        Player(find_policy(folder))
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["play", "no/such/run"], "no/such/run does not exist"),
+    (["play", "RUN", "--episodes", "0"], "--episodes: must be >= 1"),
+    (["play", "RUN", "--sim2real", "mars_rover"], "unknown sim-to-real profile 'mars_rover'"),
+    (["play", "RUN", "--sim2real", "ur5_real"], "is for UniLab/UR5Reach-v0, but the policy is for UniLab/Go1Joystick-v0"),
+    (["play", "RUN", "--model-path", "nowhere.xml"], "model nowhere.xml does not exist"),
+])
+def test_play_mistakes_end_in_one_line(go1_run, argv, message, capsys):
+    argv = [go1_run if a == "RUN" else a for a in argv]
+    assert run([*argv, "--headless", "--no-video"]) == 2
+    assert message in one_error_line(capsys)
+
+
+def test_a_run_not_exported_yet_says_to_export(tmp_path, capsys):
+    (tmp_path / "checkpoint.pt").write_bytes(b"")
+    assert run(["play", str(tmp_path), "--headless"]) == 2
+    assert f"run `unilab export {tmp_path}` first" in one_error_line(capsys)
+
+
+def test_keys_steer_the_command_within_the_training_ranges(go1_run):
+    player = Player(find_policy(go1_run), seed=0)
+    apply_key(player, GLFW_KEYS["space"])
+    assert np.all(player.command == 0)
+    for _ in range(3):
+        apply_key(player, GLFW_KEYS["up"])
+    apply_key(player, GLFW_KEYS["left"])
+    apply_key(player, GLFW_KEYS["page_down"])
+    np.testing.assert_allclose(player.command, [0.3, 0.1, -0.2])
+    for _ in range(30):
+        apply_key(player, GLFW_KEYS["down"])
+    assert player.command[0] == pytest.approx(-0.6)  # the training range's low end
+    player.control_step(resample=False)
+    apply_key(player, GLFW_KEYS["r"])
+    assert player.step_count == 0 and player.command[0] == pytest.approx(-0.6)
