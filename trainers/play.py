@@ -245,13 +245,13 @@ def _speed_table(commands: list[np.ndarray], speeds: list[np.ndarray], low: floa
 class _Filmer:
     """Frames of the first episode through ``mujoco.Renderer``, following the base."""
 
-    def __init__(self, player: Player, path: Path, max_frames: int) -> None:
+    def __init__(self, player: Player, path: Path, max_frames: int, progress: bool = False) -> None:
         from trainers.common.video import VideoRecorder
 
         self.player = player
         self.renderer = mujoco.Renderer(player.model, height=360, width=480)
         self.camera = _camera(player)
-        self.recorder = VideoRecorder(path, round(1.0 / player.spec.timing.control_dt), max_frames, progress=False)
+        self.recorder = VideoRecorder(path, round(1.0 / player.spec.timing.control_dt), max_frames, progress=progress)
 
     def add(self) -> None:
         self.renderer.update_scene(self.player.data, camera=self.camera)
@@ -285,7 +285,7 @@ def run_headless(player: Player, episodes: int, video: Path | None = None, video
     settle = max(1, round(1.0 / spec.timing.control_dt))
     lengths, falls, successes, distances = [], [], [], []
     lin, ang, cmds, speeds = [], [], [], []
-    filmer = _Filmer(player, video, video_frames) if video is not None else None
+    filmer = _Filmer(player, video, video_frames, progress) if video is not None else None
     loop_time, loop_steps = 0.0, 0
     for episode in range(episodes):
         player.reset()
@@ -423,4 +423,19 @@ def run_window(player: Player, duration: float | None = None, out=sys.stdout) ->
                 overlay = _overlay(player, fallen)
             viewer.set_texts(overlay)  # it takes the viewer's lock itself
             viewer.sync()  # the viewer renders at its own pace; control steps run between frames
+    _join_viewer_thread()
     return 0
+
+
+def _join_viewer_thread(timeout: float = 10.0) -> None:
+    """Wait until the closed viewer's UI thread has torn down its window.
+
+    ``launch_passive`` runs the UI in a daemon thread; returning while it still destroys
+    its OpenGL context lets interpreter exit (``glfw.terminate`` at exit) race it, which
+    crashes the process now and then.
+    """
+    import threading
+
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and thread.name.endswith("(_launch_internal)"):
+            thread.join(timeout)
