@@ -103,6 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--no-progress", action="store_true", help="no progress bar while filming")
     e.add_argument("--device", default="cpu", help="policy device: cpu (default), cuda, cuda:1")
     e.add_argument("--seed", type=int, default=12345, help="seed of the evaluation envs (default 12345)")
+    e.add_argument("--commands", type=float, nargs="+", metavar="VX",
+                   help="joystick tasks, bundled PPO: also hold each forward-speed command (m/s) for 10 s on 32 "
+                        "envs and print the measured speed, yaw rate and falls, e.g. --commands 0.3 0.6 1.0")
 
     x = sub.add_parser("export", help="export the deterministic policy (normalizer folded in, actions clipped) to ONNX",
                        description="Write a run's deterministic policy (bundled PPO or SB3 PPO/SAC/TD3) as ONNX: "
@@ -269,6 +272,16 @@ def _eval(args: argparse.Namespace) -> int:
     except (CheckpointError, ConfigError, Sim2RealError) as e:
         return _fail("eval", e)
     print(res.summary())
+    if args.commands:
+        if run.kind != "ppo":
+            return _fail("eval", "--commands measures bundled-PPO runs only (this is an SB3 run)")
+        from trainers.ppo.joystick_eval import measure_commands
+
+        try:
+            for line in measure_commands(run.path, args.commands, seed=args.seed, device=args.device):
+                print(line.line())
+        except ValueError as e:
+            return _fail("eval", e)
     return 0
 
 

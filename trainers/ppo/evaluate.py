@@ -16,6 +16,7 @@ from ..common.video import VideoRecorder
 from .collector import autoreset_mode
 from .config import TrainConfig, from_dict
 from .envs import env_dims, make_vec_env
+from .joystick_eval import tracking_share
 from .models import InferencePolicy
 from .runner import CKPT_FORMAT, CKPT_VERSION, build_learner, check_compatible
 
@@ -30,10 +31,13 @@ class EvalResult:
     fall_rate: float           # fraction of episodes that ended terminated (not truncated)
     video: Path | None
     reward_terms: dict = dataclasses.field(default_factory=dict)  # per-step means over the counted episodes
+    tracking_share: float | None = None  # joystick tasks: forward tracking reward / its maximum
 
     def summary(self) -> str:
         s = (f"episodes {self.episodes}  return {self.mean_return:.3f} +- {self.std_return:.3f}  "
              f"length {self.mean_length:.1f}  terminated {self.fall_rate:.1%}")
+        if self.tracking_share is not None:
+            s += f"  forward tracking {self.tracking_share:.1%} of max"
         if self.success_rate is not None:
             s += f"  success {self.success_rate:.1%}"
         if self.video is not None:
@@ -144,6 +148,8 @@ def evaluate(checkpoint: str | Path, episodes: int = 10, num_envs: int | None = 
             length[done] = 0
             if not same_step:
                 pending = done
+        per_step_terms = {k: v / max(sum(lengths), 1) for k, v in term_tot.items()}
+        share = tracking_share(env, per_step_terms)
     except BaseException:
         if recorder is not None:
             recorder.close()
@@ -156,7 +162,7 @@ def evaluate(checkpoint: str | Path, episodes: int = 10, num_envs: int | None = 
                       mean_length=float(np.mean(lengths)),
                       success_rate=float(np.mean(successes)) if successes else None,
                       fall_rate=float(np.mean(terms)), video=video_path,
-                      reward_terms={k: v / max(sum(lengths), 1) for k, v in term_tot.items()})
+                      reward_terms=per_step_terms, tracking_share=share)
 
 
 def _fps(env) -> int:

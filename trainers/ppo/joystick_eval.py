@@ -1,0 +1,112 @@
+"""What the joystick tasks' targets are stated in: tracking share, falls, speed per command.
+
+* :func:`tracking_share`: the forward-velocity tracking reward per step as a share of its
+  maximum (the term is ``scale * dt * exp(-error / sigma)``, so 1.0 is perfect tracking
+  every step);
+* :func:`measure_commands`: the deterministic policy under fixed forward-speed commands
+  (no sideways or yaw command), the base's measured forward speed and yaw rate in its own
+  frame, and the share of envs that fell.
+
+``unilab eval RUN --commands 0.3 0.6 1.0`` prints both.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import mujoco
+import numpy as np
+import torch
+
+TRACKING_TERM = "tracking_lin_vel"
+
+
+def tracking_share(env, reward_terms: dict[str, float]) -> float | None:
+    """Mean per-step ``tracking_lin_vel`` reward / its maximum, or None for tasks without it."""
+    base = env.unwrapped
+    names = tuple(getattr(base, "reward_names", ()))
+    if TRACKING_TERM not in names or TRACKING_TERM not in reward_terms:
+        return None
+    weight = float(base.task.reward_weights[names.index(TRACKING_TERM)])
+    return float(reward_terms[TRACKING_TERM]) / weight if weight > 0 else None
+
+
+@dataclasses.dataclass(frozen=True)
+class CommandResult:
+    command: float          # commanded forward speed, m/s
+    speed: float            # measured forward speed in the base frame (mean over envs and time), m/s
+    speed_std: float        # spread of the per-env mean speeds, m/s
+    yaw_rate: float         # measured yaw rate, rad/s (the command is 0)
+    fall_rate: float        # share of envs that fell during the run
+
+    def line(self) -> str:
+        return (f"command {self.command:+.2f} m/s -> {self.speed:+.3f} +- {self.speed_std:.3f} m/s "
+                f"(yaw {self.yaw_rate:+.3f} rad/s, falls {self.fall_rate:.0%})")
+
+
+def _root_indices(model: mujoco.MjModel) -> tuple[int, int]:
+    """qpos and qvel addresses of the model's first free joint (the floating base)."""
+    free = np.flatnonzero(model.jnt_type == mujoco.mjtJoint.mjJNT_FREE)
+    if free.size == 0:
+        raise ValueError("the task's model has no floating base (free joint): speed per command needs a mobile robot")
+    return int(model.jnt_qposadr[free[0]]), int(model.jnt_dofadr[free[0]])
+
+
+def base_velocity(batch, model: mujoco.MjModel) -> tuple[np.ndarray, np.ndarray]:
+    """``(N,)`` forward speed in the base's frame and ``(N,)`` yaw rate, from the batch's state."""
+    q, d = _root_indices(model)
+    qpos, qvel = batch.bind("qpos"), batch.bind("qvel")
+    w, x, y, z = (qpos[:, q + 3 + k] for k in range(4))
+    vx, vy, vz = qvel[:, d], qvel[:, d + 1], qvel[:, d + 2]
+    # the base's x axis in the world frame is the first column of its rotation matrix
+    ax = 1.0 - 2.0 * (y * y + z * z)
+    ay = 2.0 * (x * y + w * z)
+    az = 2.0 * (x * z - w * y)
+    return ax * vx + ay * vy + az * vz, qvel[:, d + 5]
+
+
+def measure_commands(checkpoint: str | Path, speeds: list[float], seconds: float = 10.0, num_envs: int = 32,
+                     settle_s: float = 2.0, seed: int = 12345, device: str = "cpu") -> list[CommandResult]:
+    """Hold each forward-speed command for ``seconds`` on ``num_envs`` envs and measure the gait.
+
+    The command is fixed through the task's own keywords (``command_vx=(v, v)``,
+    ``command_vy=(0, 0)``, ``command_yaw=(0, 0)``, no zero commands); the first
+    ``settle_s`` seconds (acceleration) are left out of the mean. Envs run on the bare task
+    (no sim-to-real wrappers), as the target is stated.
+    """
+    from .envs import make_vec_env
+    from .evaluate import load_policy
+
+    policy, cfg, _ = load_policy(checkpoint, device)
+    results = []
+    for v in speeds:
+        kwargs = {**cfg.env_kwargs, "command_vx": (v, v), "command_vy": (0.0, 0.0), "command_yaw": (0.0, 0.0),
+                  "zero_command_probability": 0.0, "spread_episode_starts": False}
+        env = make_vec_env(cfg.task, num_envs, kwargs, cfg.vectorization_mode)
+        try:
+            base = env.unwrapped
+            steps, settle = int(round(seconds / base.dt)), int(round(settle_s / base.dt))
+            obs, _ = env.reset(seed=seed)
+            fell = np.zeros(num_envs, bool)
+            speed_sum, yaw_sum, count = np.zeros(num_envs), np.zeros(num_envs), np.zeros(num_envs)
+            for t in range(steps):
+                with torch.no_grad():
+                    act = policy(torch.as_tensor(obs, dtype=torch.float32, device=device)).cpu().numpy()
+                obs, _, terminated, _, _ = env.step(act)
+                fell |= terminated
+                if t >= settle:
+                    speed, yaw = base_velocity(base.batch, base.model)
+                    alive = ~fell
+                    speed_sum += np.where(alive, speed, 0.0)
+                    yaw_sum += np.where(alive, yaw, 0.0)
+                    count += alive
+        finally:
+            env.close()
+        ok = count > 0
+        per_env = speed_sum[ok] / count[ok] if ok.any() else np.array([np.nan])
+        results.append(CommandResult(
+            command=float(v), speed=float(speed_sum[ok].sum() / count[ok].sum()) if ok.any() else float("nan"),
+            speed_std=float(per_env.std()), yaw_rate=float(yaw_sum[ok].sum() / count[ok].sum()) if ok.any() else float("nan"),
+            fall_rate=float(fell.mean())))
+    return results
