@@ -78,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     print("| | unilab eval (training stack) | unilab play --headless (plain MuJoCo) |")
     print("|---|---|---|")
     for name, e, pl in rows:
+        if e == "-" and pl in (None, "-"):
+            continue  # not this task's metric
         pl = f"{pl:.3f}" if isinstance(pl, float) else ("-" if pl is None else pl)
         print(f"| {name} | {e} | {pl} |")
     print(f"\nplay loop: {play.step_us:.0f} us per control step against a {play.control_dt * 1e3:.0f} ms control "
