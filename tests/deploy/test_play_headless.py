@@ -155,3 +155,16 @@ def test_keys_steer_the_command_within_the_training_ranges(go1_run):
     player.control_step(resample=False)
     apply_key(player, GLFW_KEYS["r"])
     assert player.step_count == 0 and player.command[0] == pytest.approx(-0.6)
+
+
+SHIPPED = Path(__file__).resolve().parents[2] / "policies" / "go1_joystick"
+
+
+@pytest.mark.skipif(not (SHIPPED / "policy.onnx").exists(), reason="policies/go1_joystick is not shipped in this checkout")
+def test_the_shipped_go1_policy_plays_and_walks(capsys):
+    assert load_spec(SHIPPED / "deploy_spec.json") == load_spec(SHIPPED / "policy.onnx")
+    assert run(["play", str(SHIPPED), "--headless", "--episodes", "2", "--no-video", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    falls = float(re.search(r"falls ([\d.]+)%", out).group(1))
+    tracking = float(re.search(r"linear ([\d.]+)", out).group(1))
+    assert falls == 0.0 and tracking > 0.7, out
