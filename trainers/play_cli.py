@@ -90,6 +90,8 @@ def run(args: argparse.Namespace) -> int:
         return _fail(e)
     if not args.headless and headless:
         print("unilab play: no display, running headless (--headless)", file=sys.stderr)
+    for note in player.io.actuator_differences():
+        print(f"unilab play: note: this model differs from the training model: {note}", file=sys.stderr)
     if not headless:
         try:
             return run_window(player, args.duration)

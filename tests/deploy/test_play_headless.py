@@ -90,6 +90,7 @@ def test_play_on_a_model_given_by_path(go1_run, tmp_path):
     heavy.write_text(go1.MJCF_PATH.read_text().replace('mass="5.204"', 'mass="6.704"', 1))
     player = Player(find_policy(go1_run), model_path=str(heavy), seed=0)
     assert player.model.body_mass[1] == pytest.approx(6.704)
+    assert player.io.actuator_differences() == []
     res = run_headless(player, 1, progress=False)
     assert res.episodes == 1 and np.isfinite(player.data.qpos).all()
     renamed = tmp_path / "go1_renamed.xml"
@@ -168,3 +169,14 @@ def test_the_shipped_go1_policy_plays_and_walks(capsys):
     falls = float(re.search(r"falls ([\d.]+)%", out).group(1))
     tracking = float(re.search(r"linear ([\d.]+)", out).group(1))
     assert falls == 0.0 and tracking > 0.7, out
+
+
+def test_play_notes_actuators_that_differ_from_training(go1_run, tmp_path, capsys):
+    from unilab_envs.assets import go1
+
+    stiff = tmp_path / "go1_stiff.xml"
+    stiff.write_text(go1.MJCF_PATH.read_text().replace('<position kp="35"', '<position kp="60"', 1))
+    assert run(["play", go1_run, "--headless", "--episodes", "1", "--no-video", "--no-progress",
+                "--model-path", str(stiff)]) == 0
+    err = capsys.readouterr().err
+    assert "Kp differs on 12 actuators (e.g. FR_hip: 60 here, 35 in training)" in err, err

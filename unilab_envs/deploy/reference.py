@@ -114,6 +114,23 @@ class PolicyIO:
         self.needs_kinematics = any(g.name in ("ee_pos", "ee_to_target") for g in spec.observation.groups)
         self._obs = np.zeros(spec.observation.size, dtype=np.float32)
 
+    def actuator_differences(self) -> list[str]:
+        """How this model's actuators differ from the spec's (Kp, Kd, non-position actuators); empty when they match."""
+        a, m = self.spec.action, self.model
+        notes = []
+        kp, kd = m.actuator_gainprm[self.actuators, 0], -m.actuator_biasprm[self.actuators, 2]
+        position = np.isclose(m.actuator_biasprm[self.actuators, 1], -kp) & (kp > 0)
+        for name, ok in zip(a.actuator_names, position):
+            if not ok:
+                notes.append(f"actuator {name!r} is not a position actuator (ctrl is read as a joint target)")
+        for label, got, want in (("Kp", kp, np.asarray(a.kp)), ("Kd", kd, np.asarray(a.kd))):
+            off = ~np.isclose(got, want, rtol=1e-6)
+            if off.any():
+                i = int(np.flatnonzero(off)[0])
+                notes.append(f"{label} differs on {int(off.sum())} actuators (e.g. {a.actuator_names[i]}: "
+                             f"{got[i]:g} here, {want[i]:g} in training)")
+        return notes
+
     # --- state -------------------------------------------------------------------------
     def initial_state(self, data: mujoco.MjData, command=None, target=None, phase: float = 0.0) -> ControllerState:
         """A fresh episode's state: zero last action, joint targets at the current joint angles."""
