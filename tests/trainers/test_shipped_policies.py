@@ -1,0 +1,28 @@
+"""Every shipped policy (policies/<task>/) still does its task: a task change that breaks
+a shipped policy fails here."""
+
+import math
+from pathlib import Path
+
+import pytest
+
+from trainers.ppo.evaluate import evaluate
+
+POLICIES = Path(__file__).resolve().parents[2] / "policies"
+SHIPPED = sorted(p.parent.name for p in POLICIES.glob("*/checkpoint.pt"))
+#: what each shipped policy must keep doing over 4 deterministic episodes
+FLOORS = {"go1_joystick": {"tracking": 0.8, "falls": 0.25}}
+
+
+def test_the_readme_policies_are_shipped():
+    assert "go1_joystick" in SHIPPED
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_a_shipped_policy_still_does_its_task(name):
+    res = evaluate(POLICIES / name, episodes=4, num_envs=4, skip_first=False, seed=7)
+    assert res.episodes >= 4
+    assert math.isfinite(res.mean_return) and all(math.isfinite(v) for v in res.reward_terms.values())
+    floor = FLOORS[name]
+    assert res.tracking_share is not None and res.tracking_share >= floor["tracking"], res.summary()
+    assert res.fall_rate <= floor["falls"], res.summary()
