@@ -73,15 +73,16 @@ def test_stands_with_zero_action_for_two_seconds():
 
 
 def test_observation_layout_by_name():
-    assert list(OBS_GROUPS) == ["gyro", "gravity", "joint_pos", "joint_vel", "last_action", "command", "phase"]
+    assert list(OBS_GROUPS) == ["linvel", "gyro", "gravity", "joint_pos", "joint_vel", "last_action", "command", "phase"]
     sizes = {name: s.stop - s.start for name, s in OBS_GROUPS.items()}
-    assert sizes == {"gyro": 3, "gravity": 3, "joint_pos": 29, "joint_vel": 29, "last_action": 29, "command": 3, "phase": 2}
+    assert sizes == {"linvel": 3, "gyro": 3, "gravity": 3, "joint_pos": 29, "joint_vel": 29, "last_action": 29,
+                     "command": 3, "phase": 2}
     starts = [s.start for s in OBS_GROUPS.values()]
-    assert starts == [0, 3, 6, 35, 64, 93, 96]
+    assert starts == [0, 3, 6, 9, 38, 67, 96, 99]
 
     n = 2
     env = gym.make_vec(ENV_ID, num_envs=n, **QUIET)
-    assert env.single_observation_space.shape == (98,) and env.single_action_space.shape == (29,)
+    assert env.single_observation_space.shape == (101,) and env.single_action_space.shape == (29,)
     assert env.privileged_observation_space.shape == (45,)
     env.reset(seed=0)
     task = env.task
@@ -93,6 +94,7 @@ def test_observation_layout_by_name():
     roll = 0.3
     for i in range(n):
         qpos[i, 3:7] = (math.cos(roll / 2), math.sin(roll / 2), 0.0, 0.0)
+        qvel[i, 0:3] = (0.4, 0.0, 0.0)  # world frame; the pelvis is rolled about x, so x stays x
         qvel[i, 3:6] = (0.1 + i, -0.2, 0.3)
         qpos[i, joint_q] = task.stand_pose + offsets * (i + 1)
         qvel[i, joint_d] = velocities * (i + 1)
@@ -100,13 +102,14 @@ def test_observation_layout_by_name():
     task.phase[:] = [0.0, 1.0]
     task.last_action[:] = np.linspace(-1.0, 1.0, 29)
     env.batch.forward()
-    obs = np.zeros((n, 98), np.float32)
+    obs = np.zeros((n, 101), np.float32)
     privileged = np.zeros((n, 45), np.float32)
     task.observe(np.arange(n, dtype=np.int32), obs, privileged)
 
     def read(name):
         return obs[:, OBS_GROUPS[name]]
 
+    np.testing.assert_allclose(read("linvel"), [[0.4, 0.0, 0.0]] * n, atol=1e-6)
     np.testing.assert_allclose(read("gyro"), [[0.1, -0.2, 0.3], [1.1, -0.2, 0.3]], rtol=1e-6)
     np.testing.assert_allclose(read("gravity"), [[0.0, -math.sin(roll), -math.cos(roll)]] * n, atol=1e-6)
     np.testing.assert_allclose(read("joint_pos"), [offsets, 2 * offsets], atol=1e-6)
@@ -125,8 +128,8 @@ def test_observation_layout_by_name():
     env.close()
 
 
-def test_reward_is_the_sum_of_fifteen_named_terms():
-    assert len(REWARD_NAMES) == 15
+def test_reward_is_the_sum_of_seventeen_named_terms():
+    assert len(REWARD_NAMES) == 17
     env = gym.make_vec(ENV_ID, num_envs=8)
     assert env.reward_names == REWARD_NAMES
     env.reset(seed=1)
@@ -177,3 +180,21 @@ def test_a_model_without_g1_names_is_rejected(tmp_path):
     path.write_text(xml)
     with pytest.raises(ValueError, match="left_knee_joint"):
         gym.make_vec(ENV_ID, num_envs=2, model_path=str(path))
+
+
+def test_the_positive_clip_zeroes_the_shaped_reward_but_keeps_the_fall_penalty():
+    """legged_gym's only_positive_rewards: a step's shaped reward is clipped at zero, the
+    termination penalty is added after the clip (so falling always costs)."""
+    env = gym.make_vec(ENV_ID, num_envs=2, **QUIET, reward_scales={"orientation": -200.0})
+    env.reset(seed=0)
+    qpos = env.batch.bind("qpos")
+    qpos[0, 3:7] = (math.cos(0.2), math.sin(0.2), 0.0, 0.0)  # tilted 0.4 rad: a large orientation penalty, upright enough
+    qpos[1, 3:7] = (math.cos(0.6), math.sin(0.6), 0.0, 0.0)  # tilted 1.2 rad: a fall
+    _, reward, terminated, _, info = env.step(np.zeros((2, 29), np.float32))
+    terms = info["reward_terms"]
+    shaped = sum(v for k, v in terms.items() if k not in ("termination", "positive_clip"))
+    assert terminated.tolist() == [False, True]
+    assert shaped[0] < 0 and terms["positive_clip"][0] == pytest.approx(-shaped[0], rel=1e-5)
+    assert reward[0] == pytest.approx(0.0, abs=1e-6)
+    assert reward[1] == pytest.approx(terms["termination"][1] + max(0.0, shaped[1]), abs=1e-6) and reward[1] < 0
+    assert terms["alive"][0] > 0 and terms["alive"][1] == 0.0

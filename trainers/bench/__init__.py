@@ -3,7 +3,7 @@
 Rows (each a ratio; ``ratio >= budget`` passes, see ``docs/architecture.md``,
 "Performance budget"):
 
-1. post-processing on a live G1 batch (8192 envs, obs 98 + privileged 45, act 29, 15
+1. post-processing on a live G1 batch (8192 envs, obs 101 + privileged 45, act 29, 17
    terms): the G1 task's own fused Numba kernel vs NumPy doing the same computation at
    the same precision, on one thread (the budget) and on row-shard threads, beside the
    memory floor (:mod:`.postprocess`);

@@ -84,10 +84,10 @@ def run_row(row: int, sizes: Sizes, device, threads: int, tasks: list[str]) -> l
         return bench_env_vs_floor(tasks, sizes.env_envs, threads, sizes.env_steps, sizes.env_rounds)
     if row == 3:
         from .storage import bench_storage
-        return bench_storage(sizes.storage_envs, sizes.num_steps, 98, 29, device, rounds=sizes.rounds)
+        return bench_storage(sizes.storage_envs, sizes.num_steps, 101, 29, device, rounds=sizes.rounds)
     if row == 4:
         from .update import bench_update
-        return bench_update(sizes.update_envs, sizes.num_steps, 98, 29, device, rounds=sizes.rounds)
+        return bench_update(sizes.update_envs, sizes.num_steps, 101, 29, device, rounds=sizes.rounds)
     if row == 5:
         from .end_to_end import bench_end_to_end
         return bench_end_to_end("UniLab/Go1Joystick-v0", sizes.e2e_envs, sizes.num_steps, sizes.e2e_iters, device)

@@ -4,7 +4,7 @@
 ``_compute`` kernel computes, from the same arrays, at the same precision: float64
 arithmetic, the tracking / feet-phase exponentials and the gait phase's sine and cosine
 in float32 (the kernel's ``exp_f32`` / ``sin_cos_f32``), float32 outputs. It writes the
-same outputs (observation, privileged observation, 15 weighted reward terms, reward,
+same outputs (observation, privileged observation, 17 weighted reward terms, reward,
 terminated) and makes the same state updates (gait phase, foot contacts, air times, foot
 heights and positions, commands resampled from each env's SplitMix64 stream), so the
 bench can check the two agree before timing them.
@@ -61,6 +61,7 @@ def g1_compute_numpy(a: dict, lo: int = 0, hi: int | None = None) -> None:
     s = slice(lo, hi)
     dt, sigma, height_target, air_target, gait_step, swing_height, contact_height, cos_max_tilt, min_height = a["params"][:9]
     resample_steps = np.int64(a["params"][9])
+    phase_width = a["params"][11]
     qpos, qvel, command = a["qpos"][s], a["qvel"][s], a["command"][s]
     rq, rd = a["root_q"], a["root_d"]
     w, x, y, z = qpos[:, rq + 3], qpos[:, rq + 4], qpos[:, rq + 5], qpos[:, rq + 6]
@@ -86,7 +87,7 @@ def g1_compute_numpy(a: dict, lo: int = 0, hi: int | None = None) -> None:
     stand_dev = np.abs(dq).sum(1)
     limits = (np.maximum(0.0, jq - a["joint_high"]) + np.maximum(0.0, a["joint_low"] - jq)).sum(1)
     obs, priv = a["obs"][s], a["privileged_obs"][s]
-    obs[:, 6:35], obs[:, 35:64], obs[:, 64:93] = dq, qvel[:, a["joint_d"]], action
+    obs[:, 9:38], obs[:, 38:67], obs[:, 67:96] = dq, qvel[:, a["joint_d"]], action
     priv[:, 16:45] = tau
 
     phase = a["phase"][s] + gait_step
@@ -100,7 +101,7 @@ def g1_compute_numpy(a: dict, lo: int = 0, hi: int | None = None) -> None:
     in_contact = pz < contact_height
     first_contact = in_contact & ~a["contact"][s] & (a["air_time"][s] > 0.0)
     air = a["air_time"][s] + dt
-    air_reward = np.where(first_contact, np.minimum(air - air_target, air_target), 0.0).sum(1)
+    air_reward = np.where(first_contact, np.maximum(0.0, np.minimum(air - air_target, air_target)), 0.0).sum(1)
     previous = a["previous_foot_pos"][s]
     fvx, fvy = (feet[:, :, 0] - previous[:, :, 0]) * (1.0 / dt), (feet[:, :, 1] - previous[:, :, 1]) * (1.0 / dt)
     slip = np.where(in_contact, fvx * fvx + fvy * fvy, 0.0).sum(1)
@@ -121,22 +122,25 @@ def g1_compute_numpy(a: dict, lo: int = 0, hi: int | None = None) -> None:
         wt[0] * _exp_f32(-lin_error * (1.0 / sigma)), wt[1] * _exp_f32(-yaw_error * (1.0 / sigma)),
         wt[2] * vz * vz, wt[3] * (wx * wx + wy * wy), wt[4] * (gx * gx + gy * gy),
         wt[5] * (height - height_target) ** 2, wt[6] * torque_sq, wt[7] * action_rate, wt[8] * pose,
-        np.where(moving, wt[9] * air_reward, 0.0), wt[10] * _exp_f32(-phase_error * 400.0), wt[11] * slip,
-        wt[12] * limits, np.where(moving, 0.0, wt[13] * stand_dev), np.where(fell, wt[14], 0.0),
+        np.where(moving, wt[9] * air_reward, 0.0), wt[10] * _exp_f32(-phase_error * (1.0 / phase_width)),
+        wt[11] * slip, wt[12] * limits, np.where(moving, 0.0, wt[13] * stand_dev), np.where(fell, wt[14], 0.0),
+        np.where(fell, 0.0, wt[15]),
     )  # fmt: skip
-    reward = terms[0]
-    for t in terms[1:]:
-        reward = reward + t  # in the kernel's order
-    a["reward_terms"][s] = np.stack(terms, 1)
-    a["reward"][s] = reward
+    shaped = terms[0]
+    for t in terms[1:14] + terms[15:]:
+        shaped = shaped + t  # in the kernel's order, the termination term left out of the clip
+    clip = (wt[16] / dt) * np.maximum(0.0, -shaped)
+    a["reward_terms"][s] = np.stack((*terms, clip), 1)
+    a["reward"][s] = shaped + clip + terms[14]
     a["terminated"][s] = fell
 
     due = np.flatnonzero(a["episode_step"][s] % resample_steps == 0)
     if due.size:
         sample_commands(a, due + lo)
-    obs[:, 0], obs[:, 1], obs[:, 2], obs[:, 3], obs[:, 4], obs[:, 5] = wx, wy, wz, gx, gy, gz
-    obs[:, 93:96] = command
-    obs[:, 96], obs[:, 97] = sin_phase, cos_phase
+    obs[:, 0], obs[:, 1], obs[:, 2], obs[:, 3], obs[:, 4], obs[:, 5] = vx, vy, vz, wx, wy, wz
+    obs[:, 6], obs[:, 7], obs[:, 8] = gx, gy, gz
+    obs[:, 96:99] = command
+    obs[:, 99], obs[:, 100] = sin_phase, cos_phase
     priv[:, 0], priv[:, 1], priv[:, 2], priv[:, 3], priv[:, 4], priv[:, 5] = vx, vy, vz, wx, wy, wz
     priv[:, 6], priv[:, 7], priv[:, 8], priv[:, 9] = gx, gy, gz, height
     priv[:, 10:12], priv[:, 12:14], priv[:, 14:16] = in_contact, pz, a["air_time"][s]

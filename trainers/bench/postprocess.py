@@ -1,7 +1,7 @@
 """Row 1: the G1 task's own post-processing kernel against NumPy doing the same computation.
 
-On a live ``UniLab/G1Joystick-v0`` batch (8192 envs mid-episode: observation 98,
-privileged observation 45, 29 joints, 15 reward terms), one step's post-processing
+On a live ``UniLab/G1Joystick-v0`` batch (8192 envs mid-episode: observation 101,
+privileged observation 45, 29 joints, 17 reward terms), one step's post-processing
 (everything ``task.compute`` does after physics: observations, reward terms, reward,
 terminations, gait phase, foot contacts and air times, command resampling) runs as:
 
@@ -161,7 +161,7 @@ def bench_postprocess(num_envs: int = 8192, threads: int = 2, reps: int = 10, ro
         threaded.close()
         env.close()
     b, t, k, m = (float(np.median(times[p])) for p in ("numpy", "threads", "kernel", "floor"))
-    shape = f"N={num_envs}, obs 98 + privileged 45, act 29, 15 terms"
+    shape = f"N={num_envs}, obs 101 + privileged 45, act 29, 17 terms"
     common = {"section": "postprocess", "unit": "ms/call"}
     single_base = {**common, "baseline_label": "numpy 1 thread", "baseline": b}
     return [

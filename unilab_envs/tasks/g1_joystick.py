@@ -6,19 +6,24 @@ position targets around the standing pose (29 joints: legs, waist, arms). A
 two-beat walking phase (feet half a period apart) is in the observation and
 drives the ``feet_phase`` term, as in MuJoCo Playground's G1 joystick.
 
-Observation (98 floats, SI units, pelvis frame; what a real G1 senses):
+Observation (101 floats, SI units, pelvis frame; what a real G1 senses or estimates):
 
 ==============  =====  =======  ===========================================
 group           size   offset   content
 ==============  =====  =======  ===========================================
-gyro            3      0        pelvis angular velocity (IMU)
-gravity         3      3        unit gravity direction in the pelvis frame
-joint_pos       29     6        joint angles minus the standing pose
-joint_vel       29     35       joint velocities
-last_action     29     64       previous action
-command         3      93       (vx, vy, yaw rate) command
-phase           2      96       sin, cos of the gait phase
+linvel          3      0        pelvis linear velocity (a state estimator's)
+gyro            3      3        pelvis angular velocity (IMU)
+gravity         3      6        unit gravity direction in the pelvis frame
+joint_pos       29     9        joint angles minus the standing pose
+joint_vel       29     38       joint velocities
+last_action     29     67       previous action
+command         3      96       (vx, vy, yaw rate) command
+phase           2      99       sin, cos of the gait phase
 ==============  =====  =======  ===========================================
+
+The base linear velocity is in the policy's observation as in MuJoCo Playground's and
+mjlab's G1 tasks (and our Go1): without it an MLP policy must infer its speed from the
+joints to track a velocity command.
 
 Privileged observation for the critic (45 floats): base linear velocity (3,
 pelvis frame), gyro (3), gravity (3), pelvis height (1), foot contacts (2),
@@ -52,15 +57,16 @@ from unilab_envs.core.vector_env import UniLabVectorEnv
 NUM_JOINTS = robot.NUM_JOINTS  # 29
 NUM_FEET = 2
 OBS_GROUPS = {
-    "gyro": slice(0, 3),
-    "gravity": slice(3, 6),
-    "joint_pos": slice(6, 35),
-    "joint_vel": slice(35, 64),
-    "last_action": slice(64, 93),
-    "command": slice(93, 96),
-    "phase": slice(96, 98),
+    "linvel": slice(0, 3),
+    "gyro": slice(3, 6),
+    "gravity": slice(6, 9),
+    "joint_pos": slice(9, 38),
+    "joint_vel": slice(38, 67),
+    "last_action": slice(67, 96),
+    "command": slice(96, 99),
+    "phase": slice(99, 101),
 }
-OBS_SIZE = 98
+OBS_SIZE = 101
 PRIVILEGED_GROUPS = {
     "linvel": slice(0, 3),
     "gyro": slice(3, 6),
@@ -72,17 +78,20 @@ PRIVILEGED_GROUPS = {
     "actuator_force": slice(16, 45),
 }
 PRIVILEGED_OBS_SIZE = 45
-_JP, _JV, _LA, _CMD, _PH = 6, 35, 64, 93, 96  # observation offsets
+_JP, _JV, _LA, _CMD, _PH = 9, 38, 67, 96, 99  # observation offsets
 
 
 @dataclass(frozen=True)
 class G1RewardScales:
-    """Signed scales of the named reward terms (weight = scale * control_dt)."""
+    """Signed scales of the named reward terms (weight = scale * control_dt).
 
-    tracking_lin_vel: float = 1.0
-    tracking_ang_vel: float = 0.75
+    ``positive_clip`` must stay the last term (it reads the sum of the others).
+    """
+
+    tracking_lin_vel: float = 2.0
+    tracking_ang_vel: float = 1.0
     lin_vel_z: float = -1.0
-    ang_vel_xy: float = -0.15
+    ang_vel_xy: float = -0.05
     orientation: float = -2.0
     base_height: float = -10.0
     torques: float = -1e-5
@@ -94,6 +103,12 @@ class G1RewardScales:
     joint_limits: float = -1.0
     stand_still: float = -1.0
     termination: float = -50.0
+    # +scale per step while upright: surviving must be worth more than falling early
+    alive: float = 1.0
+    # legged_gym's only_positive_rewards as its own visible term: value = positive_clip *
+    # max(0, -(sum of the terms but termination)), so 1.0 clips the shaped reward at zero
+    # and the fall penalty still counts in full; 0.0 is off. reward == sum of terms holds.
+    positive_clip: float = 1.0
 
 
 REWARD_NAMES = tuple(f.name for f in dataclasses.fields(G1RewardScales))
@@ -106,20 +121,22 @@ class G1JoystickConfig:
     model_path: str = str(robot.MJCF_PATH)
     sim_dt: float = 0.004
     control_dt: float = 0.02
-    action_scale: float = 0.25
+    # targets move at most action_scale rad from the standing pose (0.5: ~8 cm of foot lift)
+    action_scale: float = 0.5
     # commands: (low, high) per axis, resampled every command_resample_time seconds
-    command_vx: tuple[float, float] = (-1.0, 1.0)
-    command_vy: tuple[float, float] = (-0.5, 0.5)
+    command_vx: tuple[float, float] = (-0.5, 1.0)
+    command_vy: tuple[float, float] = (-0.3, 0.3)
     command_yaw: tuple[float, float] = (-1.0, 1.0)
     command_resample_time: float = 5.0
-    zero_command_probability: float = 0.1
+    zero_command_probability: float = 0.15
     # gait
     gait_frequency: float = 1.25
-    swing_height: float = 0.1
+    swing_height: float = 0.08
+    feet_phase_width: float = 0.01  # feet_phase = exp(-sum of squared height errors / width)
     # reward shaping constants
     tracking_sigma: float = 0.25
     base_height_target: float = 0.78
-    air_time_target: float = 0.3
+    air_time_target: float = 0.2
     soft_joint_limit: float = 0.9
     contact_height: float = 0.02  # a sole below this height (m) is in contact
     # termination: tilt beyond this angle (rad) or pelvis below this height (m)
@@ -140,6 +157,7 @@ class G1JoystickConfig:
         require(0.0 <= self.zero_command_probability <= 1.0, f"zero_command_probability must be in [0, 1], got {self.zero_command_probability}")
         require(self.gait_frequency > 0, f"gait_frequency must be > 0, got {self.gait_frequency}")
         require(self.swing_height >= 0, f"swing_height must be >= 0, got {self.swing_height}")
+        require(self.feet_phase_width > 0, f"feet_phase_width must be > 0, got {self.feet_phase_width}")
         require(self.tracking_sigma > 0, f"tracking_sigma must be > 0, got {self.tracking_sigma}")
         require(self.base_height_target > 0, f"base_height_target must be > 0, got {self.base_height_target}")
         require(0 < self.soft_joint_limit <= 1, f"soft_joint_limit must be in (0, 1], got {self.soft_joint_limit}")
@@ -187,8 +205,9 @@ def _write_joint_obs(i, j, obs, privileged_obs, dq, dq_dt, action, force):
 @nb.njit(inline="always", cache=True)
 def _write_base_obs(i, obs, privileged_obs, vx, vy, vz, wx, wy, wz, gx, gy, gz, height, command, sin_phase, cos_phase, contact, air_time, foot_height):
     """Everything but the joint slots (see the module docstring for the layout)."""
-    obs[i, 0], obs[i, 1], obs[i, 2] = wx, wy, wz
-    obs[i, 3], obs[i, 4], obs[i, 5] = gx, gy, gz
+    obs[i, 0], obs[i, 1], obs[i, 2] = vx, vy, vz
+    obs[i, 3], obs[i, 4], obs[i, 5] = wx, wy, wz
+    obs[i, 6], obs[i, 7], obs[i, 8] = gx, gy, gz
     obs[i, _CMD], obs[i, _CMD + 1], obs[i, _CMD + 2] = command[i, 0], command[i, 1], command[i, 2]
     obs[i, _PH], obs[i, _PH + 1] = sin_phase, cos_phase
     privileged_obs[i, 0], privileged_obs[i, 1], privileged_obs[i, 2] = vx, vy, vz
@@ -232,6 +251,8 @@ def _compute(
     min_height = params[8]
     resample_steps = np.int64(params[9])
     zero_probability = params[10]
+    inv_phase_width = 1.0 / params[11]
+    clip_scale = weights[16] / dt  # positive_clip: 1.0 clips the shaped reward at zero
     inv_dt = 1.0 / dt
     for i in nb.prange(obs.shape[0]):
         prefetch_row(qpos, i + PREFETCH_DISTANCE)  # qpos / qvel are rows of the batch state, far apart
@@ -271,7 +292,7 @@ def _compute(
             first_contact = in_contact and not contact[i, f] and air_time[i, f] > 0.0
             air_time[i, f] += dt
             if first_contact:
-                air_reward += min(air_time[i, f] - air_target, air_target)
+                air_reward += max(0.0, min(air_time[i, f] - air_target, air_target))  # short steps are not punished
             if in_contact:
                 air_time[i, f] = 0.0
                 fvx = (px - previous_foot_pos[i, f, 0]) * inv_dt
@@ -286,7 +307,7 @@ def _compute(
         fell = gz > -cos_max_tilt or height < min_height
         lin_error = (command[i, 0] - vx) ** 2 + (command[i, 1] - vy) ** 2
         yaw_error = (command[i, 2] - wz) ** 2
-        # the 15 terms, in REWARD_NAMES order
+        # the 17 terms, in REWARD_NAMES order
         t0 = weights[0] * exp_f32(-lin_error * inv_sigma)
         t1 = weights[1] * exp_f32(-yaw_error * inv_sigma)
         t2 = weights[2] * vz * vz
@@ -297,15 +318,19 @@ def _compute(
         t7 = weights[7] * action_rate
         t8 = weights[8] * pose
         t9 = weights[9] * air_reward if moving else 0.0
-        t10 = weights[10] * exp_f32(-phase_error * 400.0)  # exp(-error / 0.0025)
+        t10 = weights[10] * exp_f32(-phase_error * inv_phase_width)
         t11 = weights[11] * slip
         t12 = weights[12] * limits
         t13 = 0.0 if moving else weights[13] * stand_dev
         t14 = weights[14] if fell else 0.0
+        t15 = 0.0 if fell else weights[15]
+        shaped = t0 + t1 + t2 + t3 + t4 + t5 + t6 + t7 + t8 + t9 + t10 + t11 + t12 + t13 + t15
+        t16 = clip_scale * max(0.0, -shaped)  # the termination penalty stays outside the clip
         reward_terms[i, 0], reward_terms[i, 1], reward_terms[i, 2], reward_terms[i, 3], reward_terms[i, 4] = t0, t1, t2, t3, t4
         reward_terms[i, 5], reward_terms[i, 6], reward_terms[i, 7], reward_terms[i, 8], reward_terms[i, 9] = t5, t6, t7, t8, t9
         reward_terms[i, 10], reward_terms[i, 11], reward_terms[i, 12], reward_terms[i, 13], reward_terms[i, 14] = t10, t11, t12, t13, t14
-        reward[i] = t0 + t1 + t2 + t3 + t4 + t5 + t6 + t7 + t8 + t9 + t10 + t11 + t12 + t13 + t14
+        reward_terms[i, 15], reward_terms[i, 16] = t15, t16
+        reward[i] = shaped + t16 + t14
         terminated[i] = fell
 
         if episode_step[i] % resample_steps == 0:
@@ -404,6 +429,7 @@ class G1Joystick(Task):
                 cfg.min_base_height,
                 max(1, round(cfg.command_resample_time / cfg.control_dt)),
                 cfg.zero_command_probability,
+                cfg.feet_phase_width,
             ]
         )
         offsets = np.array(robot.WALK_PHASE_OFFSETS)
