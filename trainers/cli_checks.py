@@ -7,7 +7,6 @@ do; the CLI prints it and exits with status 2.
 from __future__ import annotations
 
 import argparse
-import difflib
 
 
 class UsageError(ValueError):
@@ -27,19 +26,12 @@ def positive_int(text: str) -> int:
 
 def check_task(task: str) -> None:
     """``task`` is a registered Gymnasium id; otherwise name the closest ids."""
-    import gymnasium as gym
-
-    import unilab_envs  # noqa: F401  (registers UniLab/*)
+    from trainers.common.envs import check_task as find_task
 
     try:
-        gym.spec(task)
-        return
-    except (gym.error.Error, ModuleNotFoundError, ImportError):
-        pass
-    close = difflib.get_close_matches(task, list(gym.registry), n=1, cutoff=0.6)
-    if close:
-        raise UsageError(f"unknown task {task!r}; did you mean {close[0]!r}? (`unilab tasks` lists them)")
-    raise UsageError(f"unknown task {task!r}: not a registered Gymnasium id; `unilab tasks` lists UniLab's")
+        find_task(task)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
 
 
 def check_device(device: str) -> None:

@@ -30,7 +30,7 @@ def one_error_line(capsys) -> str:
 
 @pytest.mark.parametrize("argv, expected", [
     (["--task", "UniLab/Go1Joystik-v0"],
-     "unknown task 'UniLab/Go1Joystik-v0'; did you mean 'UniLab/Go1Joystick-v0'? (`unilab tasks` lists them)"),
+     "unknown task 'UniLab/Go1Joystik-v0': did you mean 'UniLab/Go1Joystick-v0'? `unilab tasks` lists the UniLab ids"),
     (["--task", "NoSuchThing-v9"], "unknown task 'NoSuchThing-v9'"),
     (["--task", "UniLab/UR5Reach-v0", "env_kwargs.not_a_key=1"], "unknown UR5Reach config key 'not_a_key'"),
     (["--task", "UniLab/Go1Joystick-v0", "env_kwargs.command_vx=[2,1]"], "command_vx must have low <= high"),

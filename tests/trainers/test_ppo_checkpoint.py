@@ -72,7 +72,8 @@ def test_atomic_save_keeps_old_file_on_failure(tmp_path, monkeypatch):
     atomic_save({"x": torch.ones(3)}, path)
 
     def broken_save(obj, f):
-        f.write(b"partial")
+        with open(f, "wb") as out:
+            out.write(b"partial")
         raise KeyboardInterrupt
 
     monkeypatch.setattr(torch, "save", broken_save)

@@ -8,12 +8,13 @@ with ``format`` and ``version`` so a foreign or truncated file gets a clear
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
+
+from .atomic import atomic_write
 
 
 class CheckpointError(RuntimeError):
@@ -25,22 +26,7 @@ def atomic_save(obj: Any, path: str | os.PathLike) -> Path:
 
     A crash or Ctrl-C mid-write leaves the previous file intact, never a torn one.
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            torch.save(obj, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    return path
+    return atomic_write(path, lambda tmp: torch.save(obj, tmp))
 
 
 def save_checkpoint(state: dict, path: str | os.PathLike, fmt: str, version: int) -> Path:

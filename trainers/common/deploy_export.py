@@ -8,13 +8,12 @@ file's ``metadata_props`` under :data:`unilab_envs.deploy.ONNX_METADATA_KEY`.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from trainers.common.atomic import atomic_write
 from unilab_envs.deploy.spec import ONNX_METADATA_KEY, SPEC_FILENAME, DeploySpec, SpecError
 
 
@@ -30,20 +29,6 @@ def run_task(run_folder: Path) -> tuple[str, dict[str, Any]] | None:
     return str(cfg["task"]), dict(kwargs or {})
 
 
-def _atomic_write(path: Path, write) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix, dir=path.parent)
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 def embed_spec(onnx_path: Path, spec: DeploySpec) -> None:
     """Store the spec's JSON in the ONNX file's metadata (replacing an older one), atomically."""
     import onnx
@@ -56,7 +41,7 @@ def embed_spec(onnx_path: Path, spec: DeploySpec) -> None:
     del model.metadata_props[:]
     for key, value in kept + [(ONNX_METADATA_KEY, spec.to_json())]:
         model.metadata_props.add(key=key, value=value)
-    _atomic_write(Path(onnx_path), lambda tmp: onnx.save(model, tmp))
+    atomic_write(Path(onnx_path), lambda tmp: onnx.save(model, tmp))
 
 
 def attach_deploy_spec(onnx_path: str | Path, task: str, env_kwargs: dict[str, Any] | None = None) -> Path:
@@ -68,7 +53,7 @@ def attach_deploy_spec(onnx_path: str | Path, task: str, env_kwargs: dict[str, A
     spec = deploy_spec_for(task, **kwargs)
     embed_spec(onnx_path, spec)
     out = onnx_path.parent / SPEC_FILENAME
-    _atomic_write(out, lambda tmp: Path(tmp).write_text(spec.to_json()))
+    atomic_write(out, lambda tmp: Path(tmp).write_text(spec.to_json()))
     return out
 
 

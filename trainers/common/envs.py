@@ -39,8 +39,8 @@ def check_task(task: str) -> gym.envs.registration.EnvSpec:
         import unilab_envs  # noqa: F401  (so a typo of a UniLab id finds its neighbours)
     except ImportError:  # pragma: no cover - unilab_envs ships with this package
         pass
-    close = difflib.get_close_matches(task, list(gym.registry), n=3, cutoff=0.6)
-    hint = f"did you mean {', '.join(repr(c) for c in close)}? " if close else ""
+    close = difflib.get_close_matches(task, list(gym.registry), n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]!r}? " if close else ""
     raise ValueError(f"unknown task {task!r}: {hint}`unilab tasks` lists the UniLab ids; "
                      f"any registered Gymnasium id works")
 

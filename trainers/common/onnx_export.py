@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import tempfile
 import warnings
 from pathlib import Path
 
 import numpy as np
 import torch
 from torch import nn
+
+from .atomic import atomic_write
 
 INPUT_NAME, OUTPUT_NAME = "obs", "actions"
 
@@ -63,9 +63,7 @@ def export_policy(module: nn.Module, obs_dim: int, path: str | Path, meaning: st
     dummy = torch.zeros(1, obs_dim)
     kwargs = dict(input_names=[INPUT_NAME], output_names=[OUTPUT_NAME], opset_version=opset,
                   dynamic_axes={INPUT_NAME: {0: "batch"}, OUTPUT_NAME: {0: "batch"}})
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix or ".onnx", dir=path.parent)
-    os.close(fd)
-    try:
+    def write(tmp: str) -> None:
         with warnings.catch_warnings(), torch.no_grad():
             warnings.simplefilter("ignore")  # tracer and deprecation notes about a graph we check in tests
             try:
@@ -75,20 +73,15 @@ def export_policy(module: nn.Module, obs_dim: int, path: str | Path, meaning: st
         model = onnx.load(tmp)
         _static_action_dim(model, int(np.asarray(action_low).size))
         model.doc_string = meaning
-        meta = {"meaning": meaning, "input_meaning": input_meaning, "action_low": json.dumps(np.asarray(action_low, float).ravel().tolist()),
+        meta = {"meaning": meaning, "input_meaning": input_meaning,
+                "action_low": json.dumps(np.asarray(action_low, float).ravel().tolist()),
                 "action_high": json.dumps(np.asarray(action_high, float).ravel().tolist())}
         del model.metadata_props[:]
         for key, value in meta.items():
             model.metadata_props.add(key=key, value=value)
         onnx.save(model, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    return path
+
+    return atomic_write(path, write)
 
 
 def _static_action_dim(model, act_dim: int) -> None:

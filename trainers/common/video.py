@@ -9,13 +9,13 @@ so an interrupted or failed write never leaves a partial or empty video behind.
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 import warnings
 from pathlib import Path
 
 import numpy as np
+
+from .atomic import atomic_write
 
 
 def write_video(frames: list[np.ndarray], path: Path, fps: int) -> Path:
@@ -40,18 +40,7 @@ def _atomic_mimwrite(path: Path, frames: list[np.ndarray], **kwargs) -> Path:
     """``imageio.mimwrite`` to a temp file beside ``path`` (same extension, so imageio picks the format)."""
     import imageio.v2 as imageio
 
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix, dir=path.parent)
-    os.close(fd)
-    try:
-        imageio.mimwrite(tmp, frames, **kwargs)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    return path
+    return atomic_write(path, lambda tmp: imageio.mimwrite(tmp, frames, **kwargs))
 
 
 class VideoRecorder:
