@@ -22,15 +22,13 @@ then lost on the link).
 
 from __future__ import annotations
 
-import copy
-from importlib import resources
 from pathlib import Path
 from typing import Any, Mapping
 
-import yaml
 from gymnasium.vector import VectorEnv, VectorWrapper
 
 from unilab_envs.core.config import unknown_key_error
+from unilab_envs.profile_files import merge, profile_names, resolve_profile
 from wrappers.latency import ActionLatency, ObservationLatency
 from wrappers.noise import ActionNoise, ImuBiasDrift, ObservationNoise
 from wrappers.packet_loss import PacketLoss
@@ -51,39 +49,6 @@ SECTIONS: dict[str, type] = {
 META_KEYS = ("description", "robot", "env_id", "extends", "sources")
 
 
-def profile_names() -> list[str]:
-    """Names of the packaged profiles."""
-    folder = resources.files("wrappers") / "profiles"
-    return sorted(p.name[: -len(".yaml")] for p in folder.iterdir() if p.name.endswith(".yaml"))
-
-
-def _read(profile: str | Path) -> dict[str, Any]:
-    path = Path(profile)
-    if isinstance(profile, str) and profile in profile_names():
-        text = (resources.files("wrappers") / "profiles" / f"{profile}.yaml").read_text()
-        where = f"profile {profile!r}"
-    elif path.suffix in (".yaml", ".yml") or path.is_file():
-        if not path.is_file():
-            raise FileNotFoundError(f"profile file {str(path)!r} does not exist")
-        text, where = path.read_text(), str(path)
-    else:
-        raise ValueError(f"unknown profile {profile!r}; use one of {profile_names()} or the path of a YAML file")
-    data = yaml.safe_load(text) or {}
-    if not isinstance(data, dict):
-        raise ValueError(f"{where} must be a YAML mapping of sections, got {type(data).__name__}")
-    return data
-
-
-def _merge(base: dict[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
-    out = copy.deepcopy(base)
-    for key, value in override.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
-            out[key] = _merge(out[key], value)
-        else:
-            out[key] = copy.deepcopy(value)
-    return out
-
-
 def load_profile(profile: str | Path | Mapping[str, Any], overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The resolved profile: ``extends`` chains followed, ``overrides`` merged, keys checked.
 
@@ -92,16 +57,7 @@ def load_profile(profile: str | Path | Mapping[str, Any], overrides: Mapping[str
         overrides: sections (or keys within them) merged on top; a section
             set to ``None`` is removed.
     """
-    data = dict(profile) if isinstance(profile, Mapping) else _read(profile)
-    seen: list[str] = []
-    while data.get("extends"):
-        parent = data.pop("extends")
-        if parent in seen:
-            raise ValueError(f"profile 'extends' loops through {seen + [parent]}")
-        seen.append(parent)
-        data = _merge(_read(parent), data)
-    data.pop("extends", None)
-    data = _merge(data, overrides or {})
+    data = merge(resolve_profile(profile), overrides or {})
     for key in data:
         if key not in SECTIONS and key not in META_KEYS:
             raise unknown_key_error("profile section", key, [*SECTIONS, *META_KEYS])

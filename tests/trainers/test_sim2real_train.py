@@ -78,7 +78,7 @@ def test_profile_for_another_robot_is_refused_plainly(tmp_path, capsys):
     assert not out.exists()
 
     assert cli.main(["train", *TINY_GO1, "--out", str(out), "sim2real=spot_real"]) == 2
-    assert "unknown profile 'spot_real'" in capsys.readouterr().err
+    assert "unknown sim-to-real profile 'spot_real'" in capsys.readouterr().err
     assert not out.exists()
 
 

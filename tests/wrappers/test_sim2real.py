@@ -111,7 +111,7 @@ def test_user_yaml_extends_and_overrides(tmp_path):
 
 def test_profile_errors(tmp_path):
     env = make_go1(2)
-    with pytest.raises(ValueError, match="unknown profile"):
+    with pytest.raises(ValueError, match="unknown sim-to-real profile"):
         Sim2Real(env, profile="spot_real")
     with pytest.raises(TypeError, match="Did you mean 'random_push'"):
         Sim2Real(env, profile="go1_real", overrides={"random_pushes": {}})

@@ -21,8 +21,6 @@ distribution, not their exact random sequence. No torch, no Numba.
 
 from __future__ import annotations
 
-import copy
-import importlib.util
 import math
 from collections import deque
 from pathlib import Path
@@ -30,9 +28,9 @@ from typing import Any, Mapping
 
 import mujoco
 import numpy as np
-import yaml
 
 from unilab_envs.deploy.spec import DeploySpec, SpecError
+from unilab_envs.profile_files import resolve_profile
 
 APPLIED = ("observation_noise", "imu_bias_drift", "observation_latency", "action_latency", "packet_loss",
            "action_noise", "motor_strength")
@@ -50,46 +48,12 @@ KEYS = {
 CHANNEL_KEYS = ("model", "loss_rate", "p_good_to_bad", "p_bad_to_good", "loss_good", "loss_bad")
 
 
-def profile_folder() -> Path:
-    """The packaged profiles' folder (found without importing the ``wrappers`` package)."""
-    found = importlib.util.find_spec("wrappers")
-    if found is None or not found.submodule_search_locations:
-        raise SpecError("the wrappers package (and its profiles) is not installed; pass the path of a profile YAML")
-    return Path(list(found.submodule_search_locations)[0]) / "profiles"
-
-
-def _read(profile: str | Path) -> dict[str, Any]:
-    path = Path(profile)
-    named = profile_folder() / f"{profile}.yaml" if isinstance(profile, str) and "/" not in profile else None
-    if named is not None and named.is_file() and not path.is_file():
-        path = named
-    if not path.is_file():
-        names = sorted(p.stem for p in profile_folder().glob("*.yaml"))
-        raise SpecError(f"unknown sim-to-real profile {str(profile)!r}; use one of {names} or the path of a YAML file")
-    data = yaml.safe_load(path.read_text()) or {}
-    if not isinstance(data, dict):
-        raise SpecError(f"profile {path} must be a YAML mapping of sections")
-    return data
-
-
-def _merge(base: dict[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
-    out = copy.deepcopy(base)
-    for key, value in top.items():
-        out[key] = _merge(out[key], value) if isinstance(value, Mapping) and isinstance(out.get(key), dict) else value
-    return out
-
-
 def load_play_profile(profile: str | Path | Mapping[str, Any]) -> dict[str, Any]:
     """The resolved profile (``extends`` followed, ``null`` sections dropped), keys checked."""
-    data = dict(profile) if isinstance(profile, Mapping) else _read(profile)
-    seen: list[str] = []
-    while data.get("extends"):
-        parent = data.pop("extends")
-        if parent in seen:
-            raise SpecError(f"profile 'extends' loops through {seen + [parent]}")
-        seen.append(parent)
-        data = _merge(_read(parent), data)
-    data.pop("extends", None)
+    try:
+        data = resolve_profile(profile)
+    except (ValueError, FileNotFoundError) as e:
+        raise SpecError(str(e)) from None
     for key, value in data.items():
         if key not in (*APPLIED, *PHYSICS, *META):
             raise SpecError(f"unknown profile section {key!r}; known: {sorted((*APPLIED, *PHYSICS, *META))}")
