@@ -4,17 +4,21 @@ Targets, with the task YAML defaults of ``trainers/configs``:
 
 - ``UniLab/UR5Reach-v0``: >= 95% success (deterministic evaluation), wall clock <= 3 min;
 - ``UniLab/Go1Joystick-v0``: walking: forward-velocity tracking reward >= 70% of its
-  maximum (per step, deterministic evaluation) and falls < 5% of episodes, <= 10 min.
+  maximum (per step, deterministic evaluation) and falls < 5% of episodes, <= 10 min;
+- ``UniLab/G1Joystick-v0``: walking: tracking >= 60% of its maximum, falls < 5%, and
+  forward commands 0.3 / 0.6 / 1.0 m/s measured within 0.15 m/s, <= 2 h and <= 40M steps.
 
 Training stops as soon as the training statistics clear the target with a margin
 (reach: the task YAML's ``stop:`` rule, rolling success >= 97%, as ``unilab train`` does;
-go1: tracking >= 80% and falls < 1% of the last finished episodes: the deterministic
-policy falls more often than the training window shows), or at the wall-clock budget;
+go1 / g1: tracking >= 80% / 70% and falls < 1% of the last finished episodes: the
+deterministic policy falls more often than the training window shows), or at the
+wall-clock budget;
 the final policy is then evaluated deterministically. Wall clock
 counts training only (evaluation is reported apart).
 
     python benchmarks/train_targets.py                 # reach and go1
     python benchmarks/train_targets.py --task reach    # one
+    python benchmarks/train_targets.py --task g1       # the humanoid (hours on 2 cores)
     python benchmarks/train_targets.py --out runs/targets --budget-scale 2
     python benchmarks/train_targets.py --task cheetah --cheetah-seeds 0 1 2   # ours vs SB3 PPO, 1M steps
 
@@ -41,16 +45,24 @@ from trainers.ppo.evaluate import evaluate
 from unilab_envs.threads import configure_threads
 
 
-def go1_tracking_max() -> float:
-    from unilab_envs.tasks.go1_joystick import Go1JoystickConfig
+def tracking_max(task: str, env_kwargs: dict) -> float:
+    """The per-step maximum of the task's ``tracking_lin_vel`` term (its weight, scale * dt)."""
+    import gymnasium as gym
 
-    c = Go1JoystickConfig()
-    return c.reward_scales.tracking_lin_vel * c.control_dt
+    env = gym.make_vec(task, num_envs=1, **env_kwargs)
+    try:
+        return float(env.unwrapped.task.reward_weights[env.unwrapped.reward_names.index("tracking_lin_vel")])
+    finally:
+        env.close()
 
 
+#: joystick targets: eval tracking share and falls; early stop on the training statistics
+#: (tracking share and falls of the rolling window) with a margin; speeds: |measured - command|
 TARGETS = {
     "reach": {"task": "UniLab/UR5Reach-v0", "budget_s": 180},
-    "go1": {"task": "UniLab/Go1Joystick-v0", "budget_s": 600},
+    "go1": {"task": "UniLab/Go1Joystick-v0", "budget_s": 600, "tracking": 0.7, "stop_tracking": 0.8},
+    "g1": {"task": "UniLab/G1Joystick-v0", "budget_s": 7200, "max_steps": 40_000_000, "tracking": 0.6,
+           "stop_tracking": 0.7, "speeds": (0.3, 0.6, 1.0), "speed_tolerance": 0.15},
     "cheetah": {"task": "HalfCheetah-v5", "budget_s": None},
 }
 
@@ -117,9 +129,9 @@ def seed_summary(pairs: list[list[dict]]) -> list[dict]:
     return out
 
 
-def _stopper(name: str, budget_s: float, t0: float, track_max: float | None):
-    """Stop at the wall-clock budget or, for go1, when the walking margin says the task is
-    learned (reach stops by its config's ``stop:`` rule, which ``train`` applies itself)."""
+def _stopper(budget_s: float, t0: float, track_max: float | None, stop_tracking: float | None):
+    """Stop at the wall-clock budget or, for the joystick tasks, when the walking margin says
+    the task is learned (reach stops by its config's ``stop:`` rule, which ``train`` applies)."""
     def stop(runner, s) -> bool:
         if time.perf_counter() - t0 > budget_s:
             return True
@@ -127,7 +139,7 @@ def _stopper(name: str, budget_s: float, t0: float, track_max: float | None):
             return False
         if s.get("episode/finished", 0) < 2 * runner.cfg.num_envs:  # rolling window not yet meaningful
             return False
-        return (s.get("reward/tracking_lin_vel", 0.0) >= 0.8 * track_max
+        return (s.get("reward/tracking_lin_vel", 0.0) >= stop_tracking * track_max
                 and s.get("episode/terminated_frac", 1.0) < 0.01)
     return stop
 
@@ -136,12 +148,13 @@ def run(name: str, out: Path, budget_scale: float, seed: int, eval_episodes: int
     spec = TARGETS[name]
     budget = spec["budget_s"] * budget_scale
     cfg = load_config(spec["task"], out=str(out / name), seed=seed, device="cpu",
-                      overrides=["log.tensorboard=false"])
-    track_max = go1_tracking_max() if name == "go1" else None
+                      total_steps=spec.get("max_steps"), overrides=["log.tensorboard=false"])
+    joystick = "tracking" in spec
+    track_max = tracking_max(cfg.task, cfg.env_kwargs) if joystick else None
     t0 = time.perf_counter()
     if name == "reach" and cfg.stop.success_rate is None:
         raise SystemExit(f"{spec['task']}: its config has no stop.success_rate; set one in trainers/configs")
-    res = train(cfg, callback=_stopper(name, budget, t0, track_max))
+    res = train(cfg, callback=_stopper(budget, t0, track_max, spec.get("stop_tracking")))
     wall = time.perf_counter() - t0
     t1 = time.perf_counter()
     ev = evaluate(res.checkpoint, episodes=eval_episodes, num_envs=min(eval_episodes, 64), video=None)
@@ -153,9 +166,15 @@ def run(name: str, out: Path, budget_scale: float, seed: int, eval_episodes: int
         row["eval_success"] = ev.success_rate
         row["met"] = bool(ev.success_rate is not None and ev.success_rate >= 0.95 and wall <= budget)
     else:
-        track = ev.reward_terms.get("tracking_lin_vel", 0.0)
-        row["eval_tracking_frac"] = round(track / track_max, 3)
-        row["met"] = bool(track >= 0.7 * track_max and ev.fall_rate < 0.05 and wall <= budget)
+        share = ev.tracking_share or 0.0
+        row["eval_tracking_frac"] = round(share, 3)
+        row["met"] = bool(share >= spec["tracking"] and ev.fall_rate < 0.05 and wall <= budget)
+        if "speeds" in spec:
+            from trainers.ppo.joystick_eval import measure_commands
+
+            measured = measure_commands(res.checkpoint, list(spec["speeds"]))
+            row["speeds"] = " ".join(f"{m.command:.1f}->{m.speed:.2f}" for m in measured)
+            row["met"] = row["met"] and all(abs(m.speed - m.command) <= spec["speed_tolerance"] for m in measured)
     return row
 
 
@@ -181,7 +200,7 @@ def main(argv=None):
         else:
             rows.append(run(name, Path(args.out), args.budget_scale, args.seed, args.eval_episodes))
     cols = ["task", "steps", "train_wall_s", "budget_s", "eval_success", "eval_tracking_frac", "eval_fall_rate",
-            "eval_return", "met"]
+            "eval_return", "speeds", "met"]
     print()
     print(" | ".join(f"{c:>18}" for c in cols))
     for r in rows:
