@@ -21,3 +21,18 @@ def test_quickstart_runs_and_writes_a_gif(tmp_path):
     assert "mean return" in result.stdout
     frames = imageio.mimread(out)
     assert len(frames) == 8 and frames[0].ndim == 3
+
+
+def test_film_joystick_follows_its_script_and_writes_a_gif(tmp_path):
+    out = tmp_path / "walk.gif"
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "film_joystick.py"), str(ROOT / "policies" / "go1_joystick"),
+         "--out", str(out), "--script", "0.8,0,0:1.0 0,0,0:0.4", "--every", "10"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stdout.splitlines() if line.startswith("command")]
+    assert len(lines) == 2
+    forward = float(lines[0].split("forward ")[1].split(" m/s")[0])
+    assert 0.5 < forward < 1.1  # the shipped Go1 walks at the commanded 0.8 m/s
+    assert len(imageio.mimread(out)) == 7
