@@ -114,6 +114,16 @@ def resolve_num_threads(requested: int | None = None) -> int:
     return int(requested)
 
 
+def torch_thread_count(requested: int | None = None) -> int | None:
+    """The learner's torch intra-op threads: ``requested`` (a trainer's ``--torch-threads``),
+    else ``UNILAB_NUM_THREADS`` when it is set, else None (leave torch's default)."""
+    if requested:
+        return int(requested)
+    if os.environ.get(ENV_VAR, "").strip():
+        return resolve_num_threads()
+    return None
+
+
 def configure_threads(num_threads: int | None = None) -> int:
     """Give Numba (and torch, if imported) ``num_threads`` threads, process-wide; return the count.
 

@@ -109,3 +109,14 @@ def test_making_and_stepping_envs_leaves_torch_and_numba_thread_counts_alone():
     finally:
         torch.set_num_threads(torch_before)
         numba.set_num_threads(numba_before)
+
+
+def test_the_learners_torch_threads_come_from_the_flag_else_the_variable(monkeypatch):
+    from unilab_envs.threads import torch_thread_count
+
+    monkeypatch.delenv("UNILAB_NUM_THREADS", raising=False)
+    assert torch_thread_count(None) is None  # torch's own default
+    assert torch_thread_count(3) == 3
+    monkeypatch.setenv("UNILAB_NUM_THREADS", "1")
+    assert torch_thread_count(None) == 1
+    assert torch_thread_count(2) == 2

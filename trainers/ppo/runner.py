@@ -35,7 +35,7 @@ import gymnasium as gym
 import torch
 import yaml
 
-from unilab_envs.threads import ENV_VAR, resolve_num_threads
+from unilab_envs.threads import torch_thread_count
 
 from ..common.checkpoint import CheckpointError, load_checkpoint, save_checkpoint, to_numpy, to_tensors
 from ..common.logging import RunLogger
@@ -100,7 +100,7 @@ class Runner:
         self.env_offset, self.num_envs = dist.env_share(cfg.num_envs) if dist else (0, cfg.num_envs)
         if dist is not None:  # this host's cores divided among its ranks (env pools read the variable)
             os.environ["UNILAB_NUM_THREADS"] = str(dist.num_threads())
-        threads = torch_threads(cfg)
+        threads = torch_thread_count(cfg.torch_threads)  # the trainer decides; envs never touch it
         if threads:
             torch.set_num_threads(threads)
         self.device = dist.device if dist is not None else resolve_device(cfg.device)
@@ -357,16 +357,6 @@ class _NullLogger:
 
     def close(self) -> None:
         pass
-
-
-def torch_threads(cfg: TrainConfig) -> int | None:
-    """torch's intra-op threads for this run: ``cfg.torch_threads``, else ``UNILAB_NUM_THREADS``
-    when set, else None (torch's own choice). The trainer decides; envs never touch it."""
-    if cfg.torch_threads:
-        return int(cfg.torch_threads)
-    if os.environ.get(ENV_VAR, "").strip():
-        return resolve_num_threads()
-    return None
 
 
 def check_compatible(ckpt: dict, dims, path) -> None:

@@ -41,6 +41,7 @@ from trainers.sb3.config import ALGOS, ConfigError, SB3TrainConfig, load_config
 from trainers.sb3.env import make_sb3_env
 from trainers.sb3.noise import BatchedNormalActionNoise
 from trainers.sb3.validate import check_run
+from unilab_envs.threads import torch_thread_count
 
 __all__ = ["build_env", "build_model", "train_sb3"]
 
@@ -107,8 +108,9 @@ def train_sb3(args: argparse.Namespace) -> Path:
     if getattr(args, "print_config", False):
         print(text, end="")
         return out / "config.yaml"
-    if getattr(args, "torch_threads", None):
-        torch.set_num_threads(args.torch_threads)
+    threads = torch_thread_count(getattr(args, "torch_threads", None))  # as the bundled PPO decides
+    if threads:
+        torch.set_num_threads(threads)
 
     try:
         env = build_env(args.task, num_envs, cfg, seed)
