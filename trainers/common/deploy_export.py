@@ -18,11 +18,18 @@ from unilab_envs.deploy.spec import ONNX_METADATA_KEY, SPEC_FILENAME, DeploySpec
 
 
 def run_task(run_folder: Path) -> tuple[str, dict[str, Any]] | None:
-    """``(task id, task keywords)`` from a run's ``config.yaml`` (bundled PPO or SB3), or ``None``."""
+    """``(task id, task keywords)`` from a run's ``config.yaml`` (bundled PPO or SB3), else from
+    its ``checkpoint.pt`` (a folder that holds only a checkpoint), or ``None``."""
     path = Path(run_folder) / "config.yaml"
-    if not path.is_file():
+    checkpoint = Path(run_folder) / "checkpoint.pt"
+    if path.is_file():
+        cfg = yaml.safe_load(path.read_text()) or {}
+    elif checkpoint.is_file():
+        import torch
+
+        cfg = torch.load(checkpoint, map_location="cpu", weights_only=True).get("config") or {}
+    else:
         return None
-    cfg = yaml.safe_load(path.read_text()) or {}
     if not isinstance(cfg, dict) or not cfg.get("task"):
         return None
     kwargs = cfg.get("env_kwargs") if "env_kwargs" in cfg else cfg.get("env")
