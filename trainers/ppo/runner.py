@@ -222,7 +222,7 @@ class Runner:
             if self.is_main:
                 print(f"[unilab] resume: the env state is not in the checkpoint (the env has no get_state/set_state, "
                       f"the run was stopped mid-iteration, training is distributed, or overlap changed); envs are "
-                      f"re-seeded, learner state restored exactly", file=sys.stderr)
+                      "re-seeded, learner state restored exactly", file=sys.stderr)
             self.collector.reset(seed=self.cfg.seed + 7919 * self.iteration + self.env_offset)
 
     def _read_checkpoint(self, path) -> dict:
@@ -396,7 +396,8 @@ def _install_stop_handlers(runner: Runner):
 
     def restore():
         for s, h in previous.items():
-            signal.signal(s, h)
+            if h is not None:  # None: a handler installed from C, which Python cannot reinstall
+                signal.signal(s, h)
     return restore
 
 
