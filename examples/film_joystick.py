@@ -41,11 +41,13 @@ def main() -> None:
     p.add_argument("--out", default="joystick.gif", help="video path (.gif, or .mp4 with imageio-ffmpeg)")
     p.add_argument("--script", default="0.6,0,0:4 0,0,0.8:4 0,0,0:3", help="vx,vy,yaw:seconds segments")
     p.add_argument("--every", type=int, default=2, help="render every N-th control step (default 2)")
+    p.add_argument("--size", type=int, nargs=2, default=(320, 240), metavar=("W", "H"), help="frame size (default 320 240)")
     p.add_argument("--seed", type=int, default=3)
     args = p.parse_args()
 
     policy, cfg, _ = load_policy(args.run)
-    kwargs = {**cfg.env_kwargs, "command_resample_time": 1e6, "spread_episode_starts": False}
+    kwargs = {**cfg.env_kwargs, "command_resample_time": 1e6, "spread_episode_starts": False,
+              "render_width": args.size[0], "render_height": args.size[1]}
     env = make_vec_env(cfg.task, 1, kwargs, cfg.vectorization_mode, render_mode="rgb_array")
     base = env.unwrapped
     segments = parse_script(args.script)
