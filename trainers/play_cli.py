@@ -15,21 +15,13 @@ import os
 import sys
 from pathlib import Path
 
+from trainers.cli_checks import positive_int
+
 DESCRIPTION = ("Run an exported policy (policy.onnx + deploy_spec.json, as `unilab export` writes them) in plain "
                "MuJoCo at the spec's physics step and control rate, with the observation rebuilt from the deploy "
                "spec outside the training stack (no mujoco.batch, Numba or torch). A window by default when there "
                "is a display; --headless runs episodes as training draws them and prints tracking, speed per "
                "command, falls, success and the loop's cost per control step.")
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
 
 
 def _positive_float(text: str) -> float:
@@ -48,7 +40,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                                "or policies/go1_joystick), or the .onnx file itself")
     p.add_argument("--headless", action="store_true",
                    help="no window: run --episodes episodes and print the metrics (the default without a display)")
-    p.add_argument("--episodes", type=_positive_int, default=10, help="headless: episodes to run (default 10)")
+    p.add_argument("--episodes", type=positive_int, default=10, help="headless: episodes to run (default 10)")
     p.add_argument("--model-path", metavar="FILE.xml",
                    help="play on another MJCF with the same joint, actuator and body names (e.g. a Menagerie robot)")
     p.add_argument("--sim2real", metavar="PROFILE",
@@ -60,7 +52,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="headless: film the first episode to PATH (.mp4 needs imageio-ffmpeg, else a .gif is written; "
                         "default <run>/play.mp4)")
     p.add_argument("--no-video", action="store_true", help="headless: do not film")
-    p.add_argument("--video-frames", type=_positive_int, default=250,
+    p.add_argument("--video-frames", type=positive_int, default=250,
                    help="headless: frames to film at the control rate (default 250; MuJoCo's software renderer takes "
                         "~0.15 s a frame on a CPU)")
     p.add_argument("--duration", type=_positive_float, metavar="SECONDS",
