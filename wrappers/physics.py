@@ -284,8 +284,9 @@ class DomainRandomization(Sim2RealWrapper):
             batch.expand("body_inertia")[ids] = inertia0 * ratio[:, :, None]
         if "com_offset" in p:
             batch.expand("body_ipos")[ids, b] = fields.nominal("body_ipos")[ids, b] + p["com_offset"][ids]
-        for name, field in (("damping_scale", "dof_damping"), ("armature_scale", "dof_armature"), ("frictionloss_scale", "dof_frictionloss")):
+        for name in ("damping_scale", "armature_scale", "frictionloss_scale"):
             if name in p:
+                (field,) = _NOMINAL_FIELDS[name]
                 batch.expand(field)[ids] = fields.nominal(field)[ids] * p[name][ids]
         if "kp_scale" in p or "kd_scale" in p:
             rows, acts = ids[:, None], self._actuators[None, :]

@@ -34,7 +34,7 @@ def _random_states(env, rng, steps: int = 12):
     return obs
 
 
-def _check_observations(env_id: str, **kwargs) -> None:
+def _assert_reference_matches_env(env_id: str, **kwargs) -> None:
     env = gym.make_vec(env_id, num_envs=N, num_threads=1, **kwargs)
     try:
         spec = spec_from_env(env, env_id)
@@ -57,7 +57,7 @@ def _check_observations(env_id: str, **kwargs) -> None:
 
 @pytest.mark.parametrize("env_id", TASKS)
 def test_reference_observation_equals_env_observation(env_id):
-    _check_observations(env_id)
+    _assert_reference_matches_env(env_id)
 
 
 @pytest.mark.parametrize("env_id", TASKS)
@@ -109,8 +109,8 @@ def _shifted_ur5(tmp_path: Path) -> Path:
 
 
 def test_reference_follows_names_on_a_model_given_by_model_path(tmp_path):
-    _check_observations("UniLab/Go1Joystick-v0", model_path=str(_shifted_go1(tmp_path)))
-    _check_observations("UniLab/UR5Reach-v0", model_path=str(_shifted_ur5(tmp_path)))
+    _assert_reference_matches_env("UniLab/Go1Joystick-v0", model_path=str(_shifted_go1(tmp_path)))
+    _assert_reference_matches_env("UniLab/UR5Reach-v0", model_path=str(_shifted_ur5(tmp_path)))
 
 
 def test_spec_of_a_model_path_names_that_model(tmp_path):

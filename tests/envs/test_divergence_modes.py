@@ -60,11 +60,18 @@ def _check_diverging_step(env, twin, out) -> None:
     np.testing.assert_array_equal(terminated[others], twin_terminated[others])
 
 
-def test_same_step_resets_the_row_within_the_diverging_step():
-    env, twin = _env("SameStep"), _env("SameStep")
+def _diverging_step(mode: str):
+    """An env whose ``ROW`` just diverged, checked against an undisturbed twin; ``(env, step output)``."""
+    env, twin = _env(mode), _env(mode)
     _blow_up(env)
     out = env.step(ZERO)
     _check_diverging_step(env, twin, out)
+    twin.close()
+    return env, out
+
+
+def test_same_step_resets_the_row_within_the_diverging_step():
+    env, out = _diverging_step("SameStep")
     obs, _, _, _, info = out
     assert info["_final_obs"].tolist() == MASK.tolist()
     assert env.episode_step[ROW] == 0 and env.episode_step[0] == 4
@@ -76,14 +83,10 @@ def test_same_step_resets_the_row_within_the_diverging_step():
     assert not info["diverged"].any() and not terminated[ROW] and reward[ROW] != 0.0
     assert env.episode_step[ROW] == 1
     env.close()
-    twin.close()
 
 
 def test_next_step_resets_the_row_on_the_next_step_call():
-    env, twin = _env("NextStep"), _env("NextStep")
-    _blow_up(env)
-    out = env.step(ZERO)
-    _check_diverging_step(env, twin, out)
+    env, out = _diverging_step("NextStep")
     assert "final_obs" not in out[4]
     assert env.episode_step[ROW] == 4  # not reset yet
     obs, reward, terminated, truncated, info = env.step(ZERO)  # the row's reset step
@@ -94,14 +97,10 @@ def test_next_step_resets_the_row_on_the_next_step_call():
     np.testing.assert_array_equal(obs[ROW], fresh_obs)
     np.testing.assert_array_equal(info["privileged_obs"][ROW], fresh_privileged)
     env.close()
-    twin.close()
 
 
 def test_disabled_keeps_the_row_until_the_user_resets_it():
-    env, twin = _env("Disabled"), _env("Disabled")
-    _blow_up(env)
-    out = env.step(ZERO)
-    _check_diverging_step(env, twin, out)
+    env, out = _diverging_step("Disabled")
     assert "final_obs" not in out[4]
     for expected_step in (5, 6):  # the env never resets the row by itself
         obs, reward, _, _, info = env.step(ZERO)
@@ -113,7 +112,6 @@ def test_disabled_keeps_the_row_until_the_user_resets_it():
     np.testing.assert_array_equal(obs[ROW], fresh_obs)
     np.testing.assert_array_equal(info["privileged_obs"][ROW], fresh_privileged)
     env.close()
-    twin.close()
 
 
 @pytest.mark.parametrize("mode", ["SameStep", "NextStep", "Disabled"])
