@@ -1,0 +1,125 @@
+"""Golden trajectories of the legged tasks: record them once, replay them after a refactor.
+
+A case is a task (bare or under its sim-to-real profile), a seed and a number of envs;
+its rollout steps a fixed sequence of random actions (from ``numpy``'s generator seeded
+with the case seed) for :data:`STEPS` control steps in ``SAME_STEP`` autoreset, crossing
+falls, time limits (episode starts are spread) and command resamples.
+
+Per step the rollout keeps a fingerprint of every output the learner sees (observation,
+privileged observation, reward, each reward term in ``env.reward_names`` order,
+terminated, truncated): the first 8 bytes of BLAKE2b over the float32 / bool bytes, with
+``-0.0`` folded into ``0.0`` first, so two fingerprints are equal exactly when the arrays
+are ``np.array_equal`` (NaN aside). It also keeps, in full, the reward, terminated and
+truncated of every step and the full arrays of a few :data:`SNAPSHOT_STEPS`, so that a
+mismatch shows its values. Files stay a few tens of KB each.
+
+Record (only when a behaviour change is intended and explained)::
+
+    python tests/envs/golden/trajectories.py
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+
+import unilab_envs  # noqa: F401  (registers the tasks)
+
+HERE = Path(__file__).resolve().parent
+STEPS = 300
+SNAPSHOT_STEPS = (0, 1, 2, 150, 299)
+ARRAYS = ("obs", "privileged_obs", "reward", "reward_terms", "terminated", "truncated")
+# (file stem, task id, sim-to-real profile or None, seed, num_envs, action amplitude): full
+# amplitude falls often (many resets); small amplitude survives to time limits and resamples
+CASES = (
+    ("go1_n1_s0", "UniLab/Go1Joystick-v0", None, 0, 1, 1.0),
+    ("go1_n7_s3", "UniLab/Go1Joystick-v0", None, 3, 7, 0.2),
+    ("go1_real_n7_s1", "UniLab/Go1Joystick-v0", "go1_real", 1, 7, 0.2),
+    ("go1_real_n1_s5", "UniLab/Go1Joystick-v0", "go1_real", 5, 1, 1.0),
+    ("g1_n1_s0", "UniLab/G1Joystick-v0", None, 0, 1, 1.0),
+    ("g1_n7_s3", "UniLab/G1Joystick-v0", None, 3, 7, 0.2),
+    ("g1_real_n7_s1", "UniLab/G1Joystick-v0", "g1_real", 1, 7, 0.2),
+    ("g1_real_n1_s5", "UniLab/G1Joystick-v0", "g1_real", 5, 1, 1.0),
+)
+
+
+def fingerprint(array: np.ndarray) -> np.uint64:
+    """64 bits of BLAKE2b over ``array``'s bytes (float arrays with -0.0 folded into 0.0)."""
+    a = np.ascontiguousarray(array)
+    if np.issubdtype(a.dtype, np.floating):
+        a = a + a.dtype.type(0.0)  # -0.0 + 0.0 == +0.0: equal values give equal bytes
+    return np.frombuffer(hashlib.blake2b(a.tobytes(), digest_size=8).digest(), dtype=np.uint64)[0]
+
+
+def make_env(task_id: str, profile: str | None, num_envs: int):
+    env = gym.make_vec(task_id, num_envs=num_envs, num_threads=1)
+    if profile is not None:
+        from wrappers import Sim2Real
+
+        env = Sim2Real(env, profile=profile)
+    return env
+
+
+def rollout(task_id: str, profile: str | None, seed: int, num_envs: int, amplitude: float) -> dict[str, np.ndarray]:
+    """The golden record of one case (see the module docstring)."""
+    env = make_env(task_id, profile, num_envs)
+    try:
+        names = env.unwrapped.reward_names
+        obs, info = env.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        act = env.single_action_space.shape[0]
+        prints = {k: np.zeros(STEPS + 1, dtype=np.uint64) for k in ARRAYS}
+        full = {k: np.zeros((STEPS, num_envs), dtype=np.float32 if k == "reward" else bool) for k in ("reward", "terminated", "truncated")}
+        snaps: dict[str, list[np.ndarray]] = {k: [] for k in ARRAYS}
+        zeros = np.zeros(num_envs, dtype=np.float32)
+        command_slice = env.unwrapped.obs_groups["command"]
+        command_changes = 0  # mid-episode command resamples seen (a check that the rollout crosses them)
+        last_command = np.array(obs[:, command_slice])
+        step_out = {"obs": obs, "privileged_obs": info["privileged_obs"], "reward": zeros,
+                    "reward_terms": np.zeros((num_envs, len(names)), np.float32),
+                    "terminated": zeros.astype(bool), "truncated": zeros.astype(bool)}  # fmt: skip
+        for t in range(STEPS + 1):
+            if t > 0:
+                actions = (amplitude * rng.uniform(-1.0, 1.0, size=(num_envs, act))).astype(np.float32)
+                obs, reward, terminated, truncated, info = env.step(actions)
+                terms = np.stack([np.asarray(info["reward_terms"][n], dtype=np.float32) for n in names], axis=1)
+                step_out = {"obs": obs, "privileged_obs": info["privileged_obs"], "reward": reward,
+                            "reward_terms": terms, "terminated": terminated, "truncated": truncated}  # fmt: skip
+                for k in full:
+                    full[k][t - 1] = step_out[k]
+                live = ~(terminated | truncated)
+                command_changes += int((np.any(obs[:, command_slice] != last_command, axis=1) & live).sum())
+                last_command = np.array(obs[:, command_slice])
+            for k in ARRAYS:
+                prints[k][t] = fingerprint(np.asarray(step_out[k]))
+                if t in SNAPSHOT_STEPS:
+                    snaps[k].append(np.array(step_out[k], copy=True))
+    finally:
+        env.close()
+    record = {f"print_{k}": v for k, v in prints.items()}
+    record.update({f"full_{k}": v for k, v in full.items()})
+    record.update({f"snap_{k}": np.stack(v) for k, v in snaps.items()})
+    record["snapshot_steps"] = np.array(SNAPSHOT_STEPS)
+    record["command_changes"] = np.array(command_changes)
+    return record
+
+
+def path_of(stem: str) -> Path:
+    return HERE / f"{stem}.npz"
+
+
+def main() -> None:
+    for stem, *case in CASES:
+        record = rollout(*case)
+        np.savez_compressed(path_of(stem), **record)
+        ends = int(record["full_terminated"].sum()), int(record["full_truncated"].sum())
+        print(f"{stem}: {path_of(stem).stat().st_size / 1024:.1f} KB, terminated {ends[0]}, truncated {ends[1]}, "
+              f"mid-episode command changes {int(record['command_changes'])}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
