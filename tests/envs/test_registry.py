@@ -39,8 +39,10 @@ def test_make_gives_a_single_env(task_id):
     env.close()
 
 
-# one action per PD actuator on every task (the README's action column)
-ACTIONS = {"UniLab/Go1Joystick-v0": 12, "UniLab/G1Joystick-v0": 29, "UniLab/UR5Reach-v0": 6}
+# one action per PD actuator on every task (the README's action column), except the grasp:
+# 3 end-effector deltas + 1 gripper command for 6 arm actuators + 1 gripper actuator
+ACTIONS = {"UniLab/Go1Joystick-v0": 12, "UniLab/G1Joystick-v0": 29, "UniLab/UR5Reach-v0": 6, "UniLab/UR5Grasp-v0": 4}
+ACTUATORS = {"UniLab/UR5Grasp-v0": 7}
 
 
 def test_every_task_has_its_action_size():
@@ -49,7 +51,8 @@ def test_every_task_has_its_action_size():
 
 def test_public_attributes_of_mujoco_envs(task_id):
     env = gym.make_vec(task_id, num_envs=2)
-    assert env.model.nu == env.single_action_space.shape[0] == ACTIONS[task_id]
+    assert env.single_action_space.shape[0] == ACTIONS[task_id]
+    assert env.model.nu == ACTUATORS.get(task_id, ACTIONS[task_id])
     assert env.frame_skip >= 1
     assert env.dt == pytest.approx(env.model.opt.timestep * env.frame_skip)
     assert env.metadata["render_fps"] == round(1.0 / env.dt)

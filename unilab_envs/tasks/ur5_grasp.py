@@ -1,0 +1,339 @@
+"""``UniLab/UR5Grasp-v0``: a UR5e-like arm with a 2F-85-like gripper picks a cube off a
+table and holds it up.
+
+Each episode puts the cube (a ``cube_size`` cube, 5 cm by default) at a random place and
+yaw on the table in front of the arm, with a random mass and sliding friction
+(``cube_mass``, ``cube_friction``: written per env through ``Batch.expand``). The arm
+starts at its home pose (plus ``reset_joint_range`` noise) with the gripper open above
+the workspace.
+
+**Action** (4 floats in [-1, 1], 25 Hz): ``a[:3]`` moves the pinch-point target by
+``action_scale * a`` metres (clipped to the ``workspace`` box and to ``max_target_lead``
+from the pinch point); ``a[3]`` is the gripper command, -1 open .. +1 closed (absolute).
+A resolved-rate controller holds the home orientation (gripper pointing down, home yaw)
+and turns the pose error into the six joint position targets by one damped-least-squares
+step from the measured joint angles (Jacobian from the joint axes and anchors). End-
+effector deltas rather than joint deltas because PPO then explores in the 3-D space the
+task lives in, with the orientation a top-down grasp needs held for free: 4 actions
+against 7, and no joint coordination to discover before the first grasp.
+
+**Observation** (42 floats, SI units, world axes; ``obs_groups`` names the slices):
+
+================  ====  =========================================================
+group             size  content
+================  ====  =========================================================
+joint_pos         6     arm joint angles minus home
+joint_vel         6     arm joint velocities
+gripper           1     distance between the pad bodies (m)
+ee_pos            3     pinch point position
+ee_quat           4     pinch frame orientation (w, x, y, z)
+object_pos        3     cube minus pinch point
+object_quat       4     cube orientation in the pinch frame (w >= 0)
+object_vel        3     cube linear velocity minus the pinch point's
+object_ang_vel    3     cube angular velocity (cube frame)
+target_height     1     lift target: height of the cube centre (m)
+target_gap        1     lift target minus cube height
+ee_target         3     pinch target minus pinch point
+last_action       4     previous action
+================  ====  =========================================================
+
+**Privileged** (critic only, 6): contact flag left / right pad - cube, contact force
+magnitude left / right (N, net over the pad's contacts), cube mass (kg), cube friction.
+
+**Reward** (named terms, weight = scale * control_dt, summed): ``reach``
+(``1 - tanh(d / reach_std)``, d = pinch-cube distance), ``grasp`` (1 with both pads on
+the cube), ``lift`` (grasped: cube bottom height / ``lift_target``, capped at 1),
+``hold`` (1 while grasped at >= ``success_height``), ``action_rate`` (sum of squared
+action changes) and ``success`` (1 at the step the hold reaches ``success_hold_s``).
+
+**Episode end.** Success: the cube held >= ``success_height`` (10 cm) above the table
+for ``success_hold_s`` (1 s) ends the episode as ``terminated`` with
+``info["is_success"] = True`` (the success bonus is large enough that ending is worth
+more than hovering below the line). The cube off the table (outside its top, or 5 cm
+below it) terminates as a failure. Time-out: 5 s (125 steps, the registry's episode
+length).
+
+The task reads these names from the model (Menagerie's ``universal_robots_ur5e`` and
+``robotiq_2f85``), so ``model_path=`` may point at a user's combined model: arm joints
+``shoulder_pan_joint`` ... ``wrist_3_joint`` each driven by one position actuator, site
+``pinch``, bodies ``left_pad`` / ``right_pad``, actuator ``fingers_actuator`` (low ctrl
+open, high closed), body ``cube`` with a free joint and one box geom, keyframe ``home``
+(gripper pointing down). The pad-cube contact sensors are added when the model lacks them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import mujoco
+import numpy as np
+
+from unilab_envs.assets import ur5e_2f85 as scene
+from unilab_envs.core.config import build_config, require, require_range, require_timing
+from unilab_envs.core.model import actuators_for_joints, free_joint_of, object_ids
+from unilab_envs.core.single_env import UniLabEnv
+from unilab_envs.core.task import Task
+from unilab_envs.core.vector_env import UniLabVectorEnv
+from unilab_envs.tasks import ur5_grasp_kernels as k
+
+OBS_GROUPS = {
+    "joint_pos": slice(0, 6),
+    "joint_vel": slice(6, 12),
+    "gripper": slice(12, 13),
+    "ee_pos": slice(13, 16),
+    "ee_quat": slice(16, 20),
+    "object_pos": slice(20, 23),
+    "object_quat": slice(23, 27),
+    "object_vel": slice(27, 30),
+    "object_ang_vel": slice(30, 33),
+    "target_height": slice(33, 34),
+    "target_gap": slice(34, 35),
+    "ee_target": slice(35, 38),
+    "last_action": slice(38, 42),
+}
+PAD_SENSORS = ("left_pad_cube", "right_pad_cube")
+
+
+@dataclass(frozen=True)
+class UR5GraspRewardScales:
+    """Signed scales of the named reward terms (weight = scale * control_dt)."""
+
+    reach: float = 1.0
+    grasp: float = 1.0
+    lift: float = 4.0
+    hold: float = 4.0
+    action_rate: float = -0.01
+    success: float = 250.0
+
+
+REWARD_NAMES = tuple(f.name for f in dataclasses.fields(UR5GraspRewardScales))
+
+
+@dataclass(frozen=True)
+class UR5GraspConfig:
+    """Everything the UR5e grasp task can be told; unknown keys are rejected."""
+
+    model_path: str = str(scene.MJCF_PATH)
+    sim_dt: float = 0.004
+    control_dt: float = 0.04
+    #: pinch-target change (m) per control step at |action| = 1
+    action_scale: float = 0.02
+    #: the pinch target stays within this distance (m) of the pinch point (no wind-up)
+    max_target_lead: float = 0.05
+    #: box (m) the pinch target stays in: x, y, z lows and highs
+    workspace_low: tuple[float, float, float] = (-0.45, 0.22, 0.02)
+    workspace_high: tuple[float, float, float] = (0.18, 0.78, 0.45)
+    #: controller: damping of the least-squares step, largest joint-target step (rad)
+    ik_damping: float = 0.01
+    max_joint_step: float = 0.2
+    # the cube: edge (m, fixed per env build), and per-episode ranges of position, yaw, mass, friction
+    cube_size: float = 0.05
+    cube_x: tuple[float, float] = (-0.28, 0.02)
+    cube_y: tuple[float, float] = (0.38, 0.62)
+    cube_yaw: tuple[float, float] = (-0.4, 0.4)
+    cube_mass: tuple[float, float] = (0.05, 0.25)
+    cube_friction: tuple[float, float] = (0.5, 1.0)
+    #: lift target (m) of the cube's bottom face above the table; success height and hold time
+    lift_target: float = 0.15
+    success_height: float = 0.10
+    success_hold_s: float = 1.0
+    reach_std: float = 0.25
+    #: reset randomization: uniform noise (rad) on the home joint angles
+    reset_joint_range: float = 0.05
+    reward_scales: UR5GraspRewardScales = field(default_factory=UR5GraspRewardScales)
+
+    def validate(self) -> None:
+        require_timing(self.sim_dt, self.control_dt)
+        require(0 < self.action_scale <= 0.05, f"action_scale must be in (0, 0.05] m per step, got {self.action_scale}")
+        require(self.max_target_lead >= self.action_scale, f"max_target_lead ({self.max_target_lead}) must be >= action_scale ({self.action_scale})")
+        require(len(self.workspace_low) == 3 and len(self.workspace_high) == 3, "workspace_low / workspace_high must be (x, y, z) triples")
+        require(all(lo < hi for lo, hi in zip(self.workspace_low, self.workspace_high)), f"workspace_low {self.workspace_low} must be below workspace_high {self.workspace_high}")
+        require(self.ik_damping > 0 and self.max_joint_step > 0, "ik_damping and max_joint_step must be > 0")
+        require(0.04 <= self.cube_size <= 0.06, f"cube_size must be in [0.04, 0.06] m (the gripper opens 85 mm), got {self.cube_size}")
+        for name in ("cube_x", "cube_y", "cube_yaw", "cube_mass", "cube_friction"):
+            require_range(name, getattr(self, name))
+        require(scene.TABLE_X[0] < self.cube_x[0] and self.cube_x[1] < scene.TABLE_X[1] and scene.TABLE_Y[0] < self.cube_y[0] and self.cube_y[1] < scene.TABLE_Y[1], f"cube_x {self.cube_x} / cube_y {self.cube_y} must lie on the table (x in {scene.TABLE_X}, y in {scene.TABLE_Y})")
+        require(self.cube_mass[0] > 0, f"cube_mass must be > 0 kg, got {self.cube_mass}")
+        require(self.cube_friction[0] > 0, f"cube_friction must be > 0, got {self.cube_friction}")
+        require(0 < self.success_height <= self.lift_target, f"need 0 < success_height ({self.success_height}) <= lift_target ({self.lift_target})")
+        require(self.success_hold_s >= self.control_dt, f"success_hold_s must be >= control_dt, got {self.success_hold_s}")
+        require(self.reach_std > 0, f"reach_std must be > 0, got {self.reach_std}")
+        require(0 <= self.reset_joint_range <= 0.5, f"reset_joint_range must be in [0, 0.5] rad, got {self.reset_joint_range}")
+
+
+def load_scene(path: str | Path, sim_dt: float, cube_size: float) -> mujoco.MjModel:
+    """Compile the scene at ``path`` with the pad-cube contact sensors (added when missing),
+    the cube's edge set to ``cube_size`` and the physics timestep ``sim_dt``."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"model_path {str(path)!r} does not exist; pass the path of an MJCF (.xml) file")
+    try:
+        spec = mujoco.MjSpec.from_file(str(path))
+        names = {s.name for s in spec.sensors}
+        for sensor, pad in zip(PAD_SENSORS, scene.PAD_BODIES):
+            if sensor not in names:  # contacts found + net force of all the pad's contacts with the cube
+                spec.add_sensor(name=sensor, type=mujoco.mjtSensor.mjSENS_CONTACT, objtype=mujoco.mjtObj.mjOBJ_BODY, objname=pad,
+                                reftype=mujoco.mjtObj.mjOBJ_BODY, refname=scene.OBJECT_BODY, intprm=[3, 3, 1])  # fmt: skip
+        cube = spec.body(scene.OBJECT_BODY)
+        if cube is None or len(cube.geoms) != 1 or cube.geoms[0].type != mujoco.mjtGeom.mjGEOM_BOX:
+            raise ValueError(f"the model needs a body {scene.OBJECT_BODY!r} with one box geom (the object to pick)")
+        cube.geoms[0].size = [0.5 * cube_size] * 3
+        model = spec.compile()
+    except ValueError as error:
+        raise ValueError(f"could not build the grasp scene from {str(path)!r}: {error}") from error
+    model.opt.timestep = sim_dt
+    return model
+
+
+class UR5Grasp(Task):
+    """The UR5e grasp-and-lift task (see module docstring)."""
+
+    obs_groups = OBS_GROUPS
+    reward_names = REWARD_NAMES
+    tracking_body = "world"  # a fixed camera on the workspace
+    state_names = ("ee_target", "last_action", "_previous_action", "hold_steps", "is_success", "_draws")
+
+    def __init__(self, **config: Any) -> None:
+        cfg = build_config(UR5GraspConfig, config, kind="UR5Grasp config key")
+        model = load_scene(cfg.model_path, cfg.sim_dt, cfg.cube_size)
+        super().__init__(model, cfg)
+        obj = mujoco.mjtObj
+        joint_ids = object_ids(model, obj.mjOBJ_JOINT, scene.JOINT_NAMES, "joint")
+        self._joint_ids = joint_ids
+        self._arm_q = model.jnt_qposadr[joint_ids].astype(np.int64)
+        self._arm_d = model.jnt_dofadr[joint_ids].astype(np.int64)
+        self._arm_act = actuators_for_joints(model, joint_ids)
+        self._keyframe = int(object_ids(model, obj.mjOBJ_KEY, (scene.HOME_KEYFRAME,), "keyframe")[0])
+        self._home = model.key_qpos[self._keyframe, self._arm_q].copy()
+        low, high = model.jnt_range[joint_ids, 0].copy(), model.jnt_range[joint_ids, 1].copy()
+        limited = model.jnt_limited[joint_ids].astype(bool)
+        low[~limited], high[~limited] = -2 * math.pi, 2 * math.pi
+        self._low, self._high = low, high
+        site = int(object_ids(model, obj.mjOBJ_SITE, (scene.PINCH_SITE,), "site")[0])
+        pads = object_ids(model, obj.mjOBJ_BODY, scene.PAD_BODIES, "body")
+        gripper = int(object_ids(model, obj.mjOBJ_ACTUATOR, (scene.GRIPPER_ACTUATOR,), "actuator")[0])
+        cube_q, cube_d = free_joint_of(model, scene.OBJECT_BODY)
+        cube_body = int(object_ids(model, obj.mjOBJ_BODY, (scene.OBJECT_BODY,), "body")[0])
+        cube_geom = int(np.flatnonzero(model.geom_bodyid == cube_body)[0])
+        sensors = [int(model.sensor_adr[model.sensor(n).id]) for n in PAD_SENSORS]
+        self._ix = np.array([site, pads[0], pads[1], gripper, cube_q, cube_d, *sensors, cube_body, cube_geom], np.int64)
+        self._cube_body, self._cube_geom = cube_body, cube_geom
+        grip_low, grip_high = model.actuator_ctrlrange[gripper]
+        half = 0.5 * cfg.cube_size
+        self._fp = np.zeros(16)
+        self._fp[[k.FP_ACTION_SCALE, k.FP_MAX_LEAD, k.FP_GRIP_LOW, k.FP_GRIP_HIGH, k.FP_DAMPING, k.FP_MAX_JOINT_STEP, k.FP_HALF,
+                  k.FP_TABLE_Z, k.FP_LIFT_TARGET, k.FP_SUCCESS_HEIGHT, k.FP_REACH_STD, k.FP_HOLD_STEPS,
+                  k.FP_TABLE_X0, k.FP_TABLE_X1, k.FP_TABLE_Y0, k.FP_TABLE_Y1]] = [
+            cfg.action_scale, cfg.max_target_lead, grip_low, grip_high, cfg.ik_damping, cfg.max_joint_step, half,
+            scene.TABLE_TOP_Z, cfg.lift_target, cfg.success_height, cfg.reach_std, round(cfg.success_hold_s / cfg.control_dt),
+            *scene.TABLE_X, *scene.TABLE_Y,
+        ]  # fmt: skip
+        data = mujoco.MjData(model)
+        mujoco.mj_resetDataKeyframe(model, data, self._keyframe)
+        mujoco.mj_kinematics(model, data)
+        self._goal_rot = data.site_xmat[site].reshape(3, 3).copy()  # the home orientation the controller holds
+        require(self._goal_rot[2, 2] < -0.99, "the home keyframe must hold the gripper pointing down (pinch z axis along -z)")
+        self._work_low, self._work_high = np.array(cfg.workspace_low, float), np.array(cfg.workspace_high, float)
+        self._ranges = tuple(np.array(getattr(cfg, n), float) for n in ("cube_x", "cube_y", "cube_yaw", "cube_mass", "cube_friction"))
+        self._weights = np.array([getattr(cfg.reward_scales, n) for n in REWARD_NAMES]) * cfg.control_dt
+        # unit inertia of a solid cube of this edge: mass * edge^2 / 6 on each axis
+        self._unit_inertia = cfg.cube_size**2 / 6.0
+
+    obs_size = property(lambda self: k.OBS_SIZE)
+    privileged_obs_size = property(lambda self: k.PRIVILEGED_SIZE)
+    action_size = property(lambda self: k.ACTION_SIZE)
+    reward_weights = property(lambda self: self._weights)
+    reset_keyframe = property(lambda self: self._keyframe)
+    step_stage = property(lambda self: int(mujoco.mjtStage.mjSTAGE_POS))
+
+    def bind(self, batch, num_envs: int) -> None:
+        n = num_envs
+        self._batch = batch
+        self._qpos, self._qvel, self._ctrl = batch.bind("qpos"), batch.bind("qvel"), batch.bind("ctrl")
+        self._site_xpos, self._site_xmat, self._site_xquat = batch.bind("site_xpos"), batch.bind("site_xmat"), batch.bind("site_xquat")
+        self._xpos, self._xanchor, self._xaxis = batch.bind("xpos"), batch.bind("xanchor"), batch.bind("xaxis")
+        self._sensordata = batch.bind("sensordata")
+        self._body_mass = batch.expand("body_mass")
+        self._body_inertia = batch.expand("body_inertia")
+        self._geom_friction = batch.expand("geom_friction")
+        self.ee_target = np.zeros((n, 3))
+        self.last_action = np.zeros((n, k.ACTION_SIZE))
+        self._previous_action = np.zeros((n, k.ACTION_SIZE))
+        self.hold_steps = np.zeros(n, np.int64)
+        self.is_success = np.zeros(n, np.bool_)
+        self._draws = np.zeros((n, 2))  # each env's cube mass and friction this episode
+
+    @property
+    def ee_pos(self) -> np.ndarray:
+        """``(N, 3)`` pinch-point positions (current after a step or reset)."""
+        return self._site_xpos[:, self._ix[k.IX_PINCH]]
+
+    @property
+    def cube_pos(self) -> np.ndarray:
+        """``(N, 3)`` cube centre positions."""
+        q = self._ix[k.IX_CUBE_Q]
+        return self._qpos[:, q : q + 3]
+
+    @property
+    def pad_contacts(self) -> np.ndarray:
+        """``(N, 2)`` bool: the left / right pad touches the cube (as of the last substep)."""
+        adr = self._ix[[k.IX_SENSOR_LEFT, k.IX_SENSOR_RIGHT]]
+        return self._sensordata[:, adr] > 0
+
+    def apply_actions(self, actions: np.ndarray) -> None:
+        k.apply_actions(
+            actions, self._ctrl, self._qpos, self._site_xpos, self._site_xmat, self._xanchor, self._xaxis,
+            self.ee_target, self.last_action, self._previous_action, self._arm_q, self._arm_act, self._joint_ids,
+            self._low, self._high, self._work_low, self._work_high, self._goal_rot, self._ix, self._fp,
+        )  # fmt: skip
+
+    def compute(self, obs, privileged_obs, reward_terms, reward, terminated, episode_step, rng) -> None:
+        k.compute(
+            obs, privileged_obs, reward_terms, reward, terminated, self.is_success, self.hold_steps,
+            self._qpos, self._qvel, self._site_xpos, self._site_xquat, self._xpos, self._xanchor, self._xaxis,
+            self._sensordata, self._body_mass, self._geom_friction, self._arm_q, self._arm_d, self._joint_ids, self._home,
+            self.ee_target, self.last_action, self._previous_action, self._weights, self._ix, self._fp,
+        )  # fmt: skip
+
+    def reset_envs(self, ids: np.ndarray, rng: np.ndarray) -> None:
+        k.reset_envs(
+            ids, rng, self._qpos, self._ctrl, self._arm_q, self._arm_act, self._home, self._low, self._high,
+            self.config.reset_joint_range, self.last_action, self._previous_action, self.hold_steps, self._draws,
+            *self._ranges, self._ix, self._fp,
+        )  # fmt: skip
+        mass = self._draws[ids, 0]
+        self._body_mass[ids, self._cube_body] = mass
+        self._body_inertia[ids, self._cube_body] = (mass * self._unit_inertia)[:, None]
+        self._geom_friction[ids, self._cube_geom, 0] = self._draws[ids, 1]
+        self._batch.set_const(ids)  # the constants derived from the masses (inverse weights) follow
+
+    def observe(self, ids: np.ndarray, obs, privileged_obs) -> None:
+        self.ee_target[ids] = self._site_xpos[ids, self._ix[k.IX_PINCH]]  # after the reset's forward: target = pinch point
+        k.observe(
+            ids, obs, privileged_obs, self._qpos, self._qvel, self._site_xpos, self._site_xquat, self._xpos,
+            self._xanchor, self._xaxis, self._sensordata, self._body_mass, self._geom_friction, self._arm_q,
+            self._arm_d, self._joint_ids, self._home, self.ee_target, self.last_action, self._ix, self._fp,
+        )  # fmt: skip
+
+    def set_state(self, state: dict[str, np.ndarray]) -> None:
+        """Restore the task arrays, then the kinematics the controller reads (``site_xpos``,
+        ``xanchor``... are outputs of the last step, not part of the saved physics state)."""
+        super().set_state(state)
+        self._batch.forward(stage=mujoco.mjtStage.mjSTAGE_POS)
+
+    def task_info(self) -> dict[str, np.ndarray]:
+        return {"is_success": self.is_success}
+
+
+def make_env(**kwargs: Any) -> UniLabEnv:
+    """Entry point of ``gym.make``: one UR5e grasp env."""
+    return UniLabEnv(UR5Grasp, **kwargs)
+
+
+def make_vector_env(num_envs: int, **kwargs: Any) -> UniLabVectorEnv:
+    """Entry point of ``gym.make_vec``: ``num_envs`` UR5e grasp envs, batched."""
+    return UniLabVectorEnv(UR5Grasp, num_envs, **kwargs)
