@@ -35,11 +35,11 @@ class PPO:
             self.graphed = GraphedUpdate(self)
             # capturable fused Adam reading its lr from device memory (updated inside the graph)
             self._lr_t = torch.tensor(float(cfg.learning_rate), device=self.device)
-            self.optimizer = torch.optim.Adam(self.params, lr=self._lr_t, fused=True, capturable=True)
+            self.optimizer = torch.optim.Adam(self.params, lr=self._lr_t, eps=cfg.adam_eps, fused=True, capturable=True)
         else:
             self._lr = float(cfg.learning_rate)
             # fused Adam: one kernel for all parameters (CPU and CUDA)
-            self.optimizer = torch.optim.Adam(self.params, lr=self._lr, fused=True)
+            self.optimizer = torch.optim.Adam(self.params, lr=self._lr, eps=cfg.adam_eps, fused=True)
 
     # ------------------------------------------------------------------ acting
 
@@ -115,11 +115,9 @@ class PPO:
             self.set_learning_rate(cfg.learning_rate * max(1.0 - progress, 0.0))
         storage.compute_returns(cfg.gamma, cfg.lam)
         adv = storage.advantages
-        if cfg.normalize_advantages:
+        if cfg.normalize_advantages and cfg.advantage_scope == "rollout":
             mask = storage.mask if storage.has_masked_rows else None
-            mean = L.masked_mean(adv.flatten(), None if mask is None else mask.flatten())
-            var = L.masked_mean((adv - mean).square().flatten(), None if mask is None else mask.flatten())
-            adv = (adv - mean) / (var.sqrt() + 1e-8)
+            adv = L.normalized_advantages(adv.flatten(), None if mask is None else mask.flatten()).view_as(adv)
         if self.graphed is not None:
             sums, n = self.graphed.run(storage, generator, adv)
         else:
@@ -142,7 +140,10 @@ class PPO:
         mean, values = mean.float(), values.float()
         log_std = self.policy.log_std
         log_prob = L.gaussian_log_prob(mb.actions, mean, log_std)
-        policy_loss = L.clipped_surrogate_loss(log_prob, mb.log_probs, mb.advantages, cfg.clip, mb.mask)
+        advantages = mb.advantages
+        if cfg.normalize_advantages and cfg.advantage_scope == "minibatch":
+            advantages = L.normalized_advantages(advantages, mb.mask)
+        policy_loss = L.clipped_surrogate_loss(log_prob, mb.log_probs, advantages, cfg.clip, mb.mask)
         value_loss = L.clipped_value_loss(values, mb.values, mb.returns,
                                           cfg.clip if cfg.clip_value_loss else None, mb.mask)
         entropy = L.gaussian_entropy(log_std)

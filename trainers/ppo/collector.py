@@ -28,6 +28,7 @@ import torch
 
 from .algorithm import PPO
 from .models import EmpiricalNormalizer
+from .reward_norm import RewardNormalizer
 from .storage import RolloutStorage
 
 
@@ -190,6 +191,9 @@ class Collector:
         self.low = torch.as_tensor(space.low, dtype=torch.float32, device=device)
         self.high = torch.as_tensor(space.high, dtype=torch.float32, device=device)
         self.episodes = EpisodeTracker(self.num_envs, max(episode_window, self.num_envs))
+        cfg = algo.cfg
+        self.reward_norm = (RewardNormalizer(self.num_envs, cfg.gamma, cfg.reward_clip)
+                            if cfg.reward_normalization else None)
         self.overlap = overlap
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="unilab-physics") if overlap else None
 
@@ -231,6 +235,8 @@ class Collector:
             sh.pending[:] = False
         self.episodes.ret[:] = 0.0
         self.episodes.len[:] = 0
+        if self.reward_norm is not None:
+            self.reward_norm.returns[:] = 0.0  # new episodes (the running scale is kept)
 
     def _to_env(self, sh: _Shard, actions: torch.Tensor) -> np.ndarray:
         clipped = torch.clamp(actions, self.low, self.high)
@@ -323,7 +329,9 @@ class Collector:
         r = sh.rows
         term = np.asarray(term, dtype=bool)
         trunc = np.asarray(trunc, dtype=bool)
-        storage.rewards[t, r] = sh.h2d("reward", reward)
+        valid = ~sh.pending
+        learned = reward if self.reward_norm is None else self.reward_norm(reward, term | trunc, valid, rows=r)
+        storage.rewards[t, r] = sh.h2d("reward", learned)
         storage.terminated[t, r] = sh.h2d("term", term, dtype=bool)
         storage.truncated[t, r] = sh.h2d("trunc", trunc, dtype=bool)
         if sh.same_step:
@@ -332,7 +340,6 @@ class Collector:
                 rows = torch.from_numpy(boot + sh.lo).to(self.device)
                 storage.final_values[t, rows] = self._final_values(info, boot)
 
-        valid = ~sh.pending
         if not sh.same_step and sh.pending.any():
             sums.any_masked = True
         reward = np.asarray(reward)

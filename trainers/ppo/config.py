@@ -46,9 +46,10 @@ class PolicyConfig:
     actor_hidden: tuple[int, ...] = (256, 128, 64)
     critic_hidden: tuple[int, ...] = (256, 128, 64)
     activation: str = "elu"
-    init_std: float = 1.0
+    init_std: float = 1.0          # initial action std: exp(log_std_init) (SB3's log_std_init=-2 is 0.1353)
     obs_normalization: bool = True
     obs_clip: float = 10.0
+    ortho_init: bool = True        # orthogonal weights (gain sqrt 2, heads 0.01 / 1); False: PyTorch's default init
 
     def __post_init__(self) -> None:
         _check(len(self.actor_hidden) > 0 and all(h > 0 for h in self.actor_hidden),
@@ -63,6 +64,7 @@ class PolicyConfig:
 
 ACTIVATIONS = ("elu", "tanh", "relu", "silu")
 SCHEDULES = ("adaptive", "fixed", "linear")
+ADVANTAGE_SCOPES = ("rollout", "minibatch")
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,10 @@ class AlgoConfig:
     entropy_coef: float = 0.0
     max_grad_norm: float = 1.0
     normalize_advantages: bool = True
+    advantage_scope: str = "rollout"  # normalize advantages over the whole "rollout" or per "minibatch" (SB3)
+    reward_normalization: bool = False  # divide rewards by the running std of the discounted return (SB3 VecNormalize)
+    reward_clip: float = 10.0      # |normalized reward| bound (with reward_normalization)
+    adam_eps: float = 1e-8         # Adam's epsilon (SB3 uses 1e-5)
     amp: bool = False
     cuda_graph: bool = True  # on CUDA: replay each minibatch step as one captured CUDA graph
 
@@ -99,6 +105,10 @@ class AlgoConfig:
         _check(self.value_coef >= 0, f"algo.value_coef must be >= 0, got {self.value_coef}")
         _check(self.entropy_coef >= 0, f"algo.entropy_coef must be >= 0, got {self.entropy_coef}")
         _check(self.max_grad_norm > 0, f"algo.max_grad_norm must be > 0, got {self.max_grad_norm}")
+        _check(self.advantage_scope in ADVANTAGE_SCOPES,
+               f"algo.advantage_scope must be one of {list(ADVANTAGE_SCOPES)}, got {self.advantage_scope!r}")
+        _check(self.reward_clip > 0, f"algo.reward_clip must be > 0, got {self.reward_clip}")
+        _check(0 < self.adam_eps < 1, f"algo.adam_eps must be in (0, 1), got {self.adam_eps}")
 
 
 @dataclass(frozen=True)

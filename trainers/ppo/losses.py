@@ -21,6 +21,14 @@ def masked_mean(x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
     return (x * mask).sum() / mask.sum().clamp_min(1.0)
 
 
+def normalized_advantages(adv: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    """``(adv - mean) / (std + 1e-8)`` over the rows of ``adv`` ``[B]`` where ``mask`` is 1
+    (population std; SB3 uses the sample std, a factor sqrt(B / (B - 1)) apart)."""
+    mean = masked_mean(adv, mask)
+    var = masked_mean((adv - mean).square(), mask)
+    return (adv - mean) / (var.sqrt() + 1e-8)
+
+
 def gaussian_log_prob(actions: torch.Tensor, mean: torch.Tensor, log_std: torch.Tensor) -> torch.Tensor:
     """Log-density of a diagonal Gaussian: actions, mean ``[B, A]``, log_std ``[A]`` -> ``[B]``."""
     z = (actions - mean) * torch.exp(-log_std)

@@ -63,18 +63,23 @@ class EmpiricalNormalizer(nn.Module):
         self.count.copy_(tot)
 
 
-def mlp(inp: int, hidden: tuple[int, ...], out: int, activation: str, out_gain: float) -> nn.Sequential:
+def mlp(inp: int, hidden: tuple[int, ...], out: int, activation: str, out_gain: float,
+        ortho_init: bool = True) -> nn.Sequential:
+    """``inp -> hidden... -> out`` with ``activation`` between layers.
+
+    ``ortho_init``: orthogonal weights (gain sqrt 2; ``out_gain`` on the head) and zero
+    biases, as rsl_rl and SB3's default; otherwise PyTorch's default ``nn.Linear`` init
+    (SB3's ``ortho_init=False``).
+    """
     layers: list[nn.Module] = []
-    dims = (inp, *hidden)
-    for a, b in zip(dims[:-1], dims[1:]):
+    dims = (inp, *hidden, out)
+    for k, (a, b) in enumerate(zip(dims[:-1], dims[1:])):
         lin = nn.Linear(a, b)
-        nn.init.orthogonal_(lin.weight, gain=2 ** 0.5)
-        nn.init.zeros_(lin.bias)
-        layers += [lin, _ACT[activation]()]
-    head = nn.Linear(dims[-1], out)
-    nn.init.orthogonal_(head.weight, gain=out_gain)
-    nn.init.zeros_(head.bias)
-    layers.append(head)
+        head = k == len(dims) - 2
+        if ortho_init:
+            nn.init.orthogonal_(lin.weight, gain=out_gain if head else 2 ** 0.5)
+            nn.init.zeros_(lin.bias)
+        layers += [lin] if head else [lin, _ACT[activation]()]
     return nn.Sequential(*layers)
 
 
@@ -88,8 +93,8 @@ class ActorCritic(nn.Module):
     def __init__(self, obs_dim: int, critic_obs_dim: int, act_dim: int, cfg: PolicyConfig):
         super().__init__()
         self.obs_dim, self.critic_obs_dim, self.act_dim = obs_dim, critic_obs_dim, act_dim
-        self.actor = mlp(obs_dim, cfg.actor_hidden, act_dim, cfg.activation, out_gain=0.01)
-        self.critic = mlp(critic_obs_dim, cfg.critic_hidden, 1, cfg.activation, out_gain=1.0)
+        self.actor = mlp(obs_dim, cfg.actor_hidden, act_dim, cfg.activation, out_gain=0.01, ortho_init=cfg.ortho_init)
+        self.critic = mlp(critic_obs_dim, cfg.critic_hidden, 1, cfg.activation, out_gain=1.0, ortho_init=cfg.ortho_init)
         self.log_std = nn.Parameter(torch.full((act_dim,), float(torch.log(torch.tensor(cfg.init_std)))))
 
     def action_mean(self, obs: torch.Tensor) -> torch.Tensor:

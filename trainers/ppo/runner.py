@@ -38,6 +38,7 @@ import yaml
 from unilab_envs.threads import torch_thread_count
 
 from ..common.checkpoint import CheckpointError, load_checkpoint, save_checkpoint, to_numpy, to_tensors
+from ..common.denormals import denormals_flushed
 from ..common.logging import RunLogger
 from .algorithm import PPO
 from .collector import Collector
@@ -176,6 +177,7 @@ class Runner:
             "rng": {"generator": self.generator.get_state()},
             "env_state": env_state,
             "collector": self.collector.state_dict() if env_state is not None else None,
+            "reward_norm": None if self.collector.reward_norm is None else self.collector.reward_norm.state_dict(),
         }
 
     def save(self, path: Path | None = None, at_boundary: bool = True) -> Path:
@@ -210,8 +212,9 @@ class Runner:
             self.generator.manual_seed(rank_generator_seed(self.cfg.seed + 7919 * self.iteration, self.dist.rank))
         saved = ckpt.get("env_state")
         states = saved if isinstance(saved, list) else [saved]
-        if (self.dist is None and saved is not None and ckpt.get("collector") and len(states) == len(self.envs)
-                and all(hasattr(e, "set_state") for e in self.envs)):
+        restore_envs = (self.dist is None and saved is not None and ckpt.get("collector")
+                        and len(states) == len(self.envs) and all(hasattr(e, "set_state") for e in self.envs))
+        if restore_envs:
             for e, state in zip(self.envs, states):
                 try:
                     e.set_state(to_numpy(state))
@@ -220,10 +223,13 @@ class Runner:
             self.collector.load_state_dict(ckpt["collector"])
         else:
             if self.is_main:
-                print(f"[unilab] resume: the env state is not in the checkpoint (the env has no get_state/set_state, "
-                      f"the run was stopped mid-iteration, training is distributed, or overlap changed); envs are "
+                print("[unilab] resume: the env state is not in the checkpoint (the env has no get_state/set_state, "
+                      "the run was stopped mid-iteration, training is distributed, or overlap changed); envs are "
                       "re-seeded, learner state restored exactly", file=sys.stderr)
             self.collector.reset(seed=self.cfg.seed + 7919 * self.iteration + self.env_offset)
+        if self.collector.reward_norm is not None and ckpt.get("reward_norm") is not None:
+            # re-seeded envs start new episodes: their running returns stay at zero
+            self.collector.reward_norm.load_state_dict(ckpt["reward_norm"], returns=bool(restore_envs))
 
     def _read_checkpoint(self, path) -> dict:
         """The checkpoint; distributed: read by rank 0 and broadcast (other hosts need no copy)."""
@@ -271,6 +277,8 @@ class Runner:
             bar = tqdm(total=total_its * spi, initial=self.env_steps, unit="step", unit_scale=True,
                        dynamic_ncols=True, desc=cfg.task, smoothing=0.1, mininterval=0.5)
         restore = _install_stop_handlers(self)
+        denormals_before = denormals_flushed()
+        torch.set_flush_denormal(True)  # see trainers.common.denormals
         self._started = time.perf_counter()
         last_save = time.perf_counter()
         stats: dict = {}
@@ -318,6 +326,7 @@ class Runner:
             ckpt_path = self.save(at_boundary=False)
         finally:
             restore()
+            torch.set_flush_denormal(denormals_before)
             if bar is not None:
                 bar.close()
             logger.close()
