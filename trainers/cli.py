@@ -149,15 +149,14 @@ def _train(args: argparse.Namespace) -> int:
         except UsageError as e:
             return _fail("train", e)
         from trainers.sb3.cli import train_sb3  # lazy: SB3 only when asked for
-
-        from trainers.sb3.config import ConfigError as SB3ConfigError
+        from unilab_envs.config import ConfigError
 
         args.num_envs = args.num_envs or 16
         args.total_steps = args.total_steps or 1_000_000
         args.out = args.out or str(Path("runs") / f"{args.task.replace('/', '_')}_{args.algo}")
         try:
             path = train_sb3(args)  # checks every setting before it creates the run folder
-        except SB3ConfigError as e:
+        except ConfigError as e:
             return _fail("train", e)
         print(f"model: {path}")
         return 0

@@ -44,7 +44,7 @@ def test_bad_values_are_rejected(data, msg):
 
 def test_overrides_parse_yaml_values():
     over = parse_overrides(["algo.learning_rate=3e-4", "policy.actor_hidden=[64, 64]", "seed=3", "out=runs/x"])
-    assert over == {"algo": {"learning_rate": "3e-4"}, "policy": {"actor_hidden": [64, 64]}, "seed": 3,
+    assert over == {"algo": {"learning_rate": 3e-4}, "policy": {"actor_hidden": [64, 64]}, "seed": 3,
                     "out": "runs/x"}
     cfg = load_config("Pendulum-v1", overrides=["algo.learning_rate=3e-4", "policy.actor_hidden=[64,64]"],
                       num_envs=4)

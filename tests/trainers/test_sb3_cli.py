@@ -73,7 +73,7 @@ def test_train_sac_and_reload(tmp_path):
 
 def test_config_validation():
     assert load_config("sb3-td3", 64).action_noise == 0.1
-    with pytest.raises(ValueError, match="unknown SB3 config keys"):
+    with pytest.raises(ValueError, match="unknown SB3 config key 'learning_rate'. Did you mean 'algo_kwargs.learning_rate'"):
         load_config("sb3-ppo", 8, overrides=["learning_rate=1e-3"])
     with pytest.raises(ValueError, match="not key=value"):
         load_config("sb3-ppo", 8, overrides=["normalize_obs"])

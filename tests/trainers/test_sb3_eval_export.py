@@ -116,12 +116,12 @@ def test_missing_and_non_run_folders_exit_2(tmp_path, capsys, command):
 
 
 @pytest.mark.parametrize("override, message", [
-    ("algo_kwargs.learning_rat=1e-3", "did you mean 'algo_kwargs.learning_rate'"),
-    ("learning_rate=1e-3", "did you mean 'algo_kwargs.learning_rate'"),
+    ("algo_kwargs.learning_rat=1e-3", "Did you mean 'algo_kwargs.learning_rate'"),
+    ("learning_rate=1e-3", "Did you mean 'algo_kwargs.learning_rate'"),
     ("algo_kwargs.seed=3", "algo_kwargs.seed is set by --seed"),
     ("algo_kwargs.n_steps=0", "PPO rejects this config"),
     ("normalize_obs=maybe", "normalize_obs must be true or false"),
-    ("policy=MlpPolicyy", "did you mean 'MlpPolicy'"),
+    ("policy=MlpPolicyy", "Did you mean 'MlpPolicy'"),
     ("sim2real=ur5_real", "'ur5_real' is for UniLab/UR5Reach-v0"),
 ])
 def test_sb3_config_errors_exit_2_before_the_run_folder(tmp_path, capsys, override, message):

@@ -10,33 +10,27 @@ It is built by layering plain dicts, later layers winning::
       <- key=value overrides              (``algo.learning_rate=3e-4 policy.actor_hidden=[128,128]``)
 
 and validated once by :func:`from_dict`: unknown keys, wrong types and out-of-range
-values raise :class:`ConfigError` naming the offending key. YAML is read with
-``yaml.safe_load``. Configs are never mutated; use :func:`dataclasses.replace`.
+values raise :class:`ConfigError` naming the offending key. Reading, layering and
+overriding are the one config system's (:mod:`unilab_envs.config`: its YAML loader reads
+``1e-3`` as a float, its merge and ``key=value`` parser are the SB3 trainer's too).
+Configs are never mutated; use :func:`dataclasses.replace`.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import difflib
 import math
-import types
-import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
+from unilab_envs.config import ConfigError, deep_merge, from_dict, load_yaml, parse_overrides, require, to_dict
+from unilab_envs.config import read_yaml as _read_yaml
+
+__all__ = ["CONFIG_DIR", "DEFAULT_TASK", "AlgoConfig", "ConfigError", "LogConfig", "PolicyConfig", "StopConfig",
+           "TrainConfig", "deep_merge", "from_dict", "load_config", "parse_overrides", "read_yaml",
+           "task_defaults_file", "to_dict"]
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
-
-
-class ConfigError(ValueError):
-    """A configuration key, type or value is invalid."""
-
-
-def _check(ok: bool, msg: str) -> None:
-    if not ok:
-        raise ConfigError(msg)
 
 
 @dataclass(frozen=True)
@@ -52,14 +46,14 @@ class PolicyConfig:
     ortho_init: bool = True        # orthogonal weights (gain sqrt 2, heads 0.01 / 1); False: PyTorch's default init
 
     def __post_init__(self) -> None:
-        _check(len(self.actor_hidden) > 0 and all(h > 0 for h in self.actor_hidden),
+        require(len(self.actor_hidden) > 0 and all(h > 0 for h in self.actor_hidden),
                f"policy.actor_hidden must be a non-empty list of positive ints, got {list(self.actor_hidden)}")
-        _check(len(self.critic_hidden) > 0 and all(h > 0 for h in self.critic_hidden),
+        require(len(self.critic_hidden) > 0 and all(h > 0 for h in self.critic_hidden),
                f"policy.critic_hidden must be a non-empty list of positive ints, got {list(self.critic_hidden)}")
-        _check(self.activation in ACTIVATIONS,
+        require(self.activation in ACTIVATIONS,
                f"policy.activation must be one of {sorted(ACTIVATIONS)}, got {self.activation!r}")
-        _check(self.init_std > 0, f"policy.init_std must be > 0, got {self.init_std}")
-        _check(self.obs_clip > 0, f"policy.obs_clip must be > 0, got {self.obs_clip}")
+        require(self.init_std > 0, f"policy.init_std must be > 0, got {self.init_std}")
+        require(self.obs_clip > 0, f"policy.obs_clip must be > 0, got {self.obs_clip}")
 
 
 ACTIVATIONS = ("elu", "tanh", "relu", "silu")
@@ -94,21 +88,21 @@ class AlgoConfig:
 
     def __post_init__(self) -> None:
         for name in ("num_steps", "num_epochs", "num_minibatches"):
-            _check(getattr(self, name) >= 1, f"algo.{name} must be >= 1, got {getattr(self, name)}")
-        _check(0 < self.learning_rate < 1, f"algo.learning_rate must be in (0, 1), got {self.learning_rate}")
-        _check(self.schedule in SCHEDULES,
+            require(getattr(self, name) >= 1, f"algo.{name} must be >= 1, got {getattr(self, name)}")
+        require(0 < self.learning_rate < 1, f"algo.learning_rate must be in (0, 1), got {self.learning_rate}")
+        require(self.schedule in SCHEDULES,
                f"algo.schedule must be one of {list(SCHEDULES)}, got {self.schedule!r}")
-        _check(self.desired_kl > 0, f"algo.desired_kl must be > 0, got {self.desired_kl}")
-        _check(0 < self.gamma <= 1, f"algo.gamma must be in (0, 1], got {self.gamma}")
-        _check(0 <= self.lam <= 1, f"algo.lam must be in [0, 1], got {self.lam}")
-        _check(self.clip > 0, f"algo.clip must be > 0, got {self.clip}")
-        _check(self.value_coef >= 0, f"algo.value_coef must be >= 0, got {self.value_coef}")
-        _check(self.entropy_coef >= 0, f"algo.entropy_coef must be >= 0, got {self.entropy_coef}")
-        _check(self.max_grad_norm > 0, f"algo.max_grad_norm must be > 0, got {self.max_grad_norm}")
-        _check(self.advantage_scope in ADVANTAGE_SCOPES,
+        require(self.desired_kl > 0, f"algo.desired_kl must be > 0, got {self.desired_kl}")
+        require(0 < self.gamma <= 1, f"algo.gamma must be in (0, 1], got {self.gamma}")
+        require(0 <= self.lam <= 1, f"algo.lam must be in [0, 1], got {self.lam}")
+        require(self.clip > 0, f"algo.clip must be > 0, got {self.clip}")
+        require(self.value_coef >= 0, f"algo.value_coef must be >= 0, got {self.value_coef}")
+        require(self.entropy_coef >= 0, f"algo.entropy_coef must be >= 0, got {self.entropy_coef}")
+        require(self.max_grad_norm > 0, f"algo.max_grad_norm must be > 0, got {self.max_grad_norm}")
+        require(self.advantage_scope in ADVANTAGE_SCOPES,
                f"algo.advantage_scope must be one of {list(ADVANTAGE_SCOPES)}, got {self.advantage_scope!r}")
-        _check(self.reward_clip > 0, f"algo.reward_clip must be > 0, got {self.reward_clip}")
-        _check(0 < self.adam_eps < 1, f"algo.adam_eps must be in (0, 1), got {self.adam_eps}")
+        require(self.reward_clip > 0, f"algo.reward_clip must be > 0, got {self.reward_clip}")
+        require(0 < self.adam_eps < 1, f"algo.adam_eps must be in (0, 1), got {self.adam_eps}")
 
 
 @dataclass(frozen=True)
@@ -124,9 +118,9 @@ class LogConfig:
     keep_every: int = 0            # also keep checkpoint_<iter>.pt every k iterations (0: off)
 
     def __post_init__(self) -> None:
-        _check(self.save_interval >= 1, f"log.save_interval must be >= 1, got {self.save_interval}")
-        _check(self.save_minutes >= 0, f"log.save_minutes must be >= 0, got {self.save_minutes}")
-        _check(self.keep_every >= 0, f"log.keep_every must be >= 0, got {self.keep_every}")
+        require(self.save_interval >= 1, f"log.save_interval must be >= 1, got {self.save_interval}")
+        require(self.save_minutes >= 0, f"log.save_minutes must be >= 0, got {self.save_minutes}")
+        require(self.keep_every >= 0, f"log.keep_every must be >= 0, got {self.keep_every}")
 
 
 @dataclass(frozen=True)
@@ -145,10 +139,10 @@ class StopConfig:
     patience: int = 1
 
     def __post_init__(self) -> None:
-        _check(self.success_rate is None or 0 < self.success_rate <= 1,
+        require(self.success_rate is None or 0 < self.success_rate <= 1,
                f"stop.success_rate must be in (0, 1] or null (off), got {self.success_rate}")
-        _check(self.min_episodes >= 1, f"stop.min_episodes must be >= 1, got {self.min_episodes}")
-        _check(self.patience >= 1, f"stop.patience must be >= 1, got {self.patience}")
+        require(self.min_episodes >= 1, f"stop.min_episodes must be >= 1, got {self.min_episodes}")
+        require(self.patience >= 1, f"stop.patience must be >= 1, got {self.patience}")
 
 
 DEFAULT_TASK = "UniLab/Go1Joystick-v0"  # what `unilab train` trains without --task (README "Two commands")
@@ -179,20 +173,20 @@ class TrainConfig:
     stop: StopConfig = field(default_factory=StopConfig)
 
     def __post_init__(self) -> None:
-        _check(bool(self.task), "task must be a non-empty environment id")
-        _check(self.num_envs >= 1, f"num_envs must be >= 1, got {self.num_envs}")
-        _check(self.total_steps >= 1, f"total_steps must be >= 1, got {self.total_steps}")
-        _check(self.device == "auto" or self.device == "cpu" or self.device.startswith("cuda"),
+        require(bool(self.task), "task must be a non-empty environment id")
+        require(self.num_envs >= 1, f"num_envs must be >= 1, got {self.num_envs}")
+        require(self.total_steps >= 1, f"total_steps must be >= 1, got {self.total_steps}")
+        require(self.device == "auto" or self.device == "cpu" or self.device.startswith("cuda"),
                f"device must be 'auto', 'cpu' or 'cuda[:i]', got {self.device!r}")
-        _check(self.torch_threads is None or self.torch_threads >= 1,
+        require(self.torch_threads is None or self.torch_threads >= 1,
                f"torch_threads must be >= 1, got {self.torch_threads}")
-        _check(self.vectorization_mode in (None, "sync", "async", "vector_entry_point"),
+        require(self.vectorization_mode in (None, "sync", "async", "vector_entry_point"),
                f"vectorization_mode must be sync, async or vector_entry_point, got {self.vectorization_mode!r}")
         if isinstance(self.sim2real, str) and self.sim2real.strip().lower() in ("none", ""):
             object.__setattr__(self, "sim2real", None)  # `sim2real=none` on the command line: the bare env
         _check_sim2real(self.sim2real, self.task)
         batch = self.num_envs * self.algo.num_steps
-        _check(self.algo.num_minibatches <= batch,
+        require(self.algo.num_minibatches <= batch,
                f"algo.num_minibatches ({self.algo.num_minibatches}) exceeds the rollout batch "
                f"num_envs * algo.num_steps = {batch}")
 
@@ -221,165 +215,21 @@ def _check_sim2real(sim2real: str | dict | None, task: str) -> None:
         raise ConfigError(f"sim2real: {e}") from None
 
 
-# --------------------------------------------------------------------------- dict <-> dataclass
-
-
-def _type_name(tp: Any) -> str:
-    return getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
-
-
-def _coerce(value: Any, tp: Any, key: str) -> Any:
-    """Check ``value`` against the annotation ``tp``; return it in canonical form."""
-    origin = typing.get_origin(tp)
-    if origin in (typing.Union, types.UnionType):
-        args = typing.get_args(tp)
-        if value is None and type(None) in args:
-            return None
-        errors = []
-        for arg in args:
-            if arg is type(None):
-                continue
-            try:
-                return _coerce(value, arg, key)
-            except ConfigError as e:
-                errors.append(str(e))
-        raise ConfigError(errors[0] if errors else f"{key}: invalid value {value!r}")
-    if dataclasses.is_dataclass(tp):
-        if isinstance(value, tp):
-            return value
-        _check(isinstance(value, dict), f"{key} must be a mapping of its fields, got {value!r}")
-        return from_dict(tp, value, prefix=f"{key}.")
-    if origin is tuple:
-        _check(isinstance(value, (list, tuple)), f"{key} must be a list, got {value!r}")
-        (elem, _ellipsis) = typing.get_args(tp)
-        return tuple(_coerce(v, elem, f"{key}[{i}]") for i, v in enumerate(value))
-    if tp is dict or origin is dict:
-        _check(isinstance(value, dict), f"{key} must be a mapping, got {value!r}")
-        return dict(value)
-    if tp is bool:
-        _check(isinstance(value, bool), f"{key} must be true or false, got {value!r}")
-        return value
-    if tp in (int, float) and isinstance(value, str):
-        # PyYAML reads 3e-4 and 1e6 as strings (YAML 1.1): accept numeric strings
-        try:
-            value = float(value.replace("_", ""))
-        except ValueError:
-            raise ConfigError(f"{key} must be a number, got {value!r}") from None
-    if tp is int:
-        _check(isinstance(value, int) and not isinstance(value, bool)
-               or isinstance(value, float) and value.is_integer(),
-               f"{key} must be an integer, got {value!r}")
-        return int(value)
-    if tp is float:
-        _check(isinstance(value, (int, float)) and not isinstance(value, bool),
-               f"{key} must be a number, got {value!r}")
-        _check(math.isfinite(value), f"{key} must be finite, got {value!r}")
-        return float(value)
-    if tp is str:
-        _check(isinstance(value, str), f"{key} must be a string, got {value!r}")
-        return value
-    raise ConfigError(f"{key}: unsupported type {_type_name(tp)}")  # pragma: no cover
-
-
-def from_dict(cls: type, data: dict, prefix: str = "") -> Any:
-    """Build the dataclass ``cls`` from ``data``, rejecting unknown keys and bad values."""
-    if not isinstance(data, dict):
-        raise ConfigError(f"{prefix.rstrip('.') or 'config'} must be a mapping, got {data!r}")
-    hints = typing.get_type_hints(cls)
-    names = [f.name for f in dataclasses.fields(cls)]
-    for key in data:
-        if key not in names:
-            close = difflib.get_close_matches(str(key), names, n=1)
-            hint = f" Did you mean {prefix + close[0]!r}?" if close else ""
-            raise ConfigError(f"unknown config key {prefix + str(key)!r}.{hint} "
-                              f"Known keys{' in ' + prefix.rstrip('.') if prefix else ''}: {', '.join(names)}")
-    kwargs = {k: _coerce(v, hints[k], f"{prefix}{k}") for k, v in data.items()}
-    try:
-        return cls(**kwargs)
-    except TypeError as e:  # pragma: no cover - guarded by the key check above
-        raise ConfigError(str(e)) from None
-
-
-def to_dict(cfg: Any) -> dict:
-    """Plain dict of builtins (lists, not tuples): YAML-, JSON- and checkpoint-safe."""
-    def plain(v: Any) -> Any:
-        if isinstance(v, (list, tuple)):
-            return [plain(x) for x in v]
-        if isinstance(v, dict):
-            return {k: plain(x) for k, x in v.items()}
-        return v
-    return plain(dataclasses.asdict(cfg))
-
-
-# --------------------------------------------------------------------------- layering
-
-
-def deep_merge(base: dict, update: dict) -> dict:
-    """Recursive dict merge; values of ``update`` win; sub-mappings merge."""
-    out = dict(base)
-    for k, v in update.items():
-        if isinstance(v, dict) and isinstance(out.get(k), dict) and k != "env_kwargs":
-            out[k] = deep_merge(out[k], v)
-        else:
-            out[k] = v
-    return out
+# --------------------------------------------------------------------------- files
 
 
 def read_yaml(path: str | Path) -> dict:
-    path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as e:
-        raise ConfigError(f"cannot read config file {path}: {e.strerror}; check the --config path") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise ConfigError(f"config file {path} is not valid YAML ({_yaml_problem(e)}); fix it and retry") from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise ConfigError(f"config file {path} must hold a mapping at top level")
-    return data
-
-
-def _yaml_problem(e: yaml.YAMLError) -> str:
-    """One line for a YAML error: the problem and where (PyYAML's own text spans several lines)."""
-    mark = getattr(e, "problem_mark", None)
-    problem = getattr(e, "problem", None) or " ".join(str(e).split())
-    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
-    return where + problem
+    """The mapping in a config YAML file; :class:`ConfigError` (one line) when it cannot be read."""
+    return _read_yaml(path, "config file", "check the --config path")
 
 
 def task_defaults_file(task: str) -> Path | None:
     """The bundled YAML whose ``task:`` key equals ``task``, if any."""
     for path in sorted(CONFIG_DIR.glob("*.yaml")):
-        data = yaml.safe_load(path.read_text()) or {}
+        data = load_yaml(path.read_text()) or {}
         if data.get("task") == task:
             return path
     return None
-
-
-def parse_overrides(items: list[str] | tuple[str, ...]) -> dict:
-    """``["algo.lr=3e-4", "policy.actor_hidden=[64,64]"]`` -> nested dict (values via YAML)."""
-    out: dict = {}
-    for item in items:
-        key, sep, raw = item.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            raise ConfigError(f"override {item!r} must look like key=value (e.g. algo.learning_rate=3e-4)")
-        try:
-            value = yaml.safe_load(raw) if raw.strip() else None
-        except yaml.YAMLError as e:
-            raise ConfigError(f"override {item!r}: the value is not valid YAML ({_yaml_problem(e)}); "
-                              f"write lists as [64,64] and quote odd strings: {key}='\"...\"'") from None
-        node = out
-        parts = key.split(".")
-        for p in parts[:-1]:
-            node = node.setdefault(p, {})
-            if not isinstance(node, dict):
-                raise ConfigError(f"override {item!r} conflicts with another override")
-        node[parts[-1]] = value
-    return out
 
 
 def load_config(task: str | None = None, config_file: str | Path | None = None,

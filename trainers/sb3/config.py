@@ -15,34 +15,17 @@ Example YAML::
 from __future__ import annotations
 
 import dataclasses
-import difflib
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from trainers.ppo.config import ConfigError, from_dict
+from unilab_envs.config import (ConfigError, closest, deep_merge, from_dict, parse_overrides, read_yaml, require,
+                                unknown_key_error)
 
 __all__ = ["ALGOS", "ConfigError", "SB3TrainConfig", "default_algo_kwargs", "load_config"]
 
 ALGOS = ("sb3-ppo", "sb3-sac", "sb3-td3")
-
-
-class _Loader(yaml.SafeLoader):
-    """SafeLoader that also reads ``1e-3`` as a float (YAML 1.1 wants ``1.0e-3``)."""
-
-
-_Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)$"),
-    list("-+0123456789"),
-)
-
-
-def _yaml(text: str) -> Any:
-    return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+KIND = "SB3 config key"
 
 
 @dataclass(frozen=True)
@@ -76,19 +59,15 @@ class SB3TrainConfig:
     log_every: int = 0
 
     def __post_init__(self) -> None:
-        if self.clip_obs <= 0:
-            raise ConfigError(f"clip_obs must be > 0, got {self.clip_obs}")
-        if self.checkpoint_every < 0:
-            raise ConfigError(f"checkpoint_every must be >= 0, got {self.checkpoint_every}")
-        if self.action_noise is not None and self.action_noise < 0:
-            raise ConfigError(f"action_noise must be >= 0, got {self.action_noise}")
-        if self.log_every < 0:
-            raise ConfigError(f"log_every must be >= 0, got {self.log_every}")
-        if self.log_interval < 1:
-            raise ConfigError(f"log_interval must be >= 1, got {self.log_interval}")
+        require(self.clip_obs > 0, f"clip_obs must be > 0, got {self.clip_obs}")
+        require(self.checkpoint_every >= 0, f"checkpoint_every must be >= 0, got {self.checkpoint_every}")
+        require(self.action_noise is None or self.action_noise >= 0,
+                f"action_noise must be >= 0, got {self.action_noise}")
+        require(self.log_every >= 0, f"log_every must be >= 0, got {self.log_every}")
+        require(self.log_interval >= 1, f"log_interval must be >= 1, got {self.log_interval}")
         for name in ("algo_kwargs", "env"):
-            if not isinstance(getattr(self, name), dict):
-                raise ConfigError(f"{name} must be a mapping, got {type(getattr(self, name)).__name__}")
+            require(isinstance(getattr(self, name), dict),
+                    f"{name} must be a mapping, got {type(getattr(self, name)).__name__}")
         if isinstance(self.sim2real, str) and self.sim2real.strip().lower() in ("none", ""):
             object.__setattr__(self, "sim2real", None)  # `sim2real=none` on the command line: the bare env
 
@@ -110,69 +89,34 @@ def default_algo_kwargs(algo: str, num_envs: int) -> dict[str, Any]:
     raise ConfigError(f"unknown SB3 algo {algo!r}; choose one of {ALGOS}")
 
 
-def _parse_overrides(overrides: list[str] | None) -> dict[str, Any]:
-    tree: dict[str, Any] = {}
-    for item in overrides or []:
-        key, sep, raw = item.partition("=")
-        if not sep or not key:
-            raise ConfigError(f"override {item!r} is not key=value (e.g. algo_kwargs.learning_rate=1e-3)")
-        node = tree
-        *parents, leaf = key.strip().split(".")
-        for p in parents:
-            node = node.setdefault(p, {})
-            if not isinstance(node, dict):
-                raise ConfigError(f"override {item!r} conflicts with another override")
-        try:
-            node[leaf] = _yaml(raw)
-        except yaml.YAMLError as e:
-            raise ConfigError(f"override {item!r}: the value is not valid YAML ({' '.join(str(e).split())})") from None
-    return tree
-
-
-def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for k, v in top.items():
-        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
-    return out
-
-
 def load_config(algo: str, num_envs: int, path: str | Path | None = None,
                 overrides: list[str] | None = None) -> SB3TrainConfig:
     """Defaults <- YAML file <- overrides, validated into an ``SB3TrainConfig``.
 
-    Raises :class:`ConfigError` (one line: what is wrong, what to write instead) for an
-    unreadable file, an unknown key (with the closest known one) or a bad value. The
-    ``algo_kwargs`` keys are checked against the algorithm's constructor by
-    ``trainers.sb3.validate``.
+    Reading, merging and the ``key=value`` parser are the one config system's
+    (:mod:`unilab_envs.config`, as for the bundled PPO). Raises :class:`ConfigError` (one
+    line: what is wrong, what to write instead) for an unreadable file, an unknown key
+    (with the closest known one) or a bad value. The ``algo_kwargs`` keys are checked
+    against the algorithm's constructor by ``trainers.sb3.validate``.
     """
-    if num_envs < 1:
-        raise ConfigError(f"--num-envs must be >= 1, got {num_envs}")
+    require(num_envs >= 1, f"--num-envs must be >= 1, got {num_envs}")
     raw: dict[str, Any] = {"algo_kwargs": default_algo_kwargs(algo, num_envs)}
     if algo == "sb3-td3":
         raw["action_noise"] = 0.1
     if path is not None:
-        try:
-            loaded = _yaml(Path(path).read_text()) or {}
-        except OSError as e:
-            raise ConfigError(f"cannot read config file {path}: {e.strerror}") from None
-        except yaml.YAMLError as e:
-            raise ConfigError(f"config file {path} is not valid YAML ({' '.join(str(e).split())})") from None
-        if not isinstance(loaded, dict):
-            raise ConfigError(f"{path}: the config must be a mapping, got {type(loaded).__name__}")
-        raw = _merge(raw, loaded)
-    raw = _merge(raw, _parse_overrides(overrides))
+        raw = deep_merge(raw, read_yaml(path, "config file"))
+    raw = deep_merge(raw, parse_overrides(overrides or [], example="algo_kwargs.learning_rate=1e-3"))
     known = [f.name for f in dataclasses.fields(SB3TrainConfig)]
-    unknown = sorted(set(raw) - set(known))
-    if unknown:
-        raise ConfigError(f"unknown SB3 config keys {unknown}; {_did_you_mean(unknown[0], known, raw)}"
-                          f"known: {', '.join(known)}")
-    return from_dict(SB3TrainConfig, raw)
+    for key in raw:
+        if key not in known:
+            raise unknown_key_error(KIND, key, known, suggestion=_suggestion(key, known, raw))
+    return from_dict(SB3TrainConfig, raw, kind=KIND)
 
 
-def _did_you_mean(key: str, known: list[str], raw: dict[str, Any]) -> str:
-    """``did you mean 'algo_kwargs.learning_rate'? `` for a top-level algorithm keyword, or the closest key."""
-    if key in raw.get("algo_kwargs", {}) or key in default_algo_kwargs("sb3-ppo", 1) \
+def _suggestion(key: str, known: list[str], raw: dict[str, Any]) -> str | None:
+    """``'algo_kwargs.<key>'`` for an algorithm keyword written at the top level, else the closest key."""
+    given = raw.get("algo_kwargs")
+    if isinstance(given, dict) and key in given or key in default_algo_kwargs("sb3-ppo", 1) \
             or key in default_algo_kwargs("sb3-sac", 1):
-        return f"did you mean 'algo_kwargs.{key}'? "
-    close = difflib.get_close_matches(key, known, n=1)
-    return f"did you mean {close[0]!r}? " if close else ""
+        return f"algo_kwargs.{key}"
+    return closest(key, known)

@@ -7,15 +7,14 @@ constructor and a folder holding only ``config.yaml``.
 
 from __future__ import annotations
 
-import difflib
 import inspect
 from pathlib import Path
 
 from stable_baselines3.common.base_class import BaseAlgorithm
 
 from trainers.common.envs import Sim2RealError, check_sim2real, check_task
-from trainers.ppo.config import ConfigError
 from trainers.sb3.config import SB3TrainConfig
+from unilab_envs.config import ConfigError, closest, did_you_mean, unknown_key_error
 
 #: constructor arguments the CLI sets itself (from flags), not through ``algo_kwargs``
 SET_BY_CLI = {"policy": "the 'policy' config key", "env": "--task", "seed": "--seed", "device": "--device",
@@ -36,19 +35,16 @@ def check_algo_kwargs(algo: str, cls: type[BaseAlgorithm], algo_kwargs: dict) ->
         if key in SET_BY_CLI:
             raise ConfigError(f"algo_kwargs.{key} is set by {SET_BY_CLI[key]}; remove it from algo_kwargs")
         if key not in known:
-            close = difflib.get_close_matches(str(key), known, n=1)
-            hint = f"did you mean 'algo_kwargs.{close[0]}'? " if close else ""
-            raise ConfigError(f"unknown algo_kwargs key {key!r} for {algo} ({cls.__name__}); {hint}"
-                              f"known: {', '.join(k for k in known if k not in SET_BY_CLI)}")
+            raise unknown_key_error(f"{algo} ({cls.__name__}) key", key, [k for k in known if k not in SET_BY_CLI],
+                                    prefix="algo_kwargs.")
 
 
 def check_policy(cls: type[BaseAlgorithm], policy: str) -> None:
     """``policy`` is one of the algorithm's policy aliases (``MlpPolicy``, ...)."""
     aliases = list(getattr(cls, "policy_aliases", {}))
     if aliases and policy not in aliases:
-        close = difflib.get_close_matches(policy, aliases, n=1)
-        hint = f"did you mean {close[0]!r}? " if close else ""
-        raise ConfigError(f"policy {policy!r} is not a {cls.__name__} policy; {hint}choose one of {', '.join(aliases)}")
+        raise ConfigError(f"policy {policy!r} is not a {cls.__name__} policy.{did_you_mean(closest(policy, aliases))} "
+                          f"Choose one of: {', '.join(aliases)}")
 
 
 def check_run(cls: type[BaseAlgorithm], algo: str, task: str | None, num_envs: int, total_steps: int,
