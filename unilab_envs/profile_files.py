@@ -1,27 +1,29 @@
-"""Sim-to-real profile files: find, read, merge and resolve ``extends`` chains.
+"""Sim-to-real profile files: find, read and resolve ``extends`` chains.
 
 A profile is a YAML mapping of sections (one per wrapper) and meta keys; the packaged
 ones live in ``wrappers/profiles/``. This module reads them without importing the
 ``wrappers`` package (which compiles Numba kernels), so that a robot-side program
 (``unilab_envs.deploy``) shares the wrappers' reading of a profile without torch or Numba.
-Errors are ``ValueError`` / ``FileNotFoundError`` with a message that says what to use.
+Reading and merging are the one config system's (:mod:`unilab_envs.config`): the same
+YAML loader and merge as the trainers' configs. Errors are
+:class:`~unilab_envs.config.ConfigError` (a ``ValueError``) or ``FileNotFoundError``, with
+one line that says what to use.
 """
 
 from __future__ import annotations
 
-import copy
 import importlib.util
 from pathlib import Path
 from typing import Any, Mapping
 
-import yaml
+from unilab_envs.config import ConfigError, deep_merge, read_yaml
 
 
 def profile_folder() -> Path:
     """The packaged profiles' folder, ``wrappers/profiles`` (found without importing ``wrappers``)."""
     found = importlib.util.find_spec("wrappers")
     if found is None or not found.submodule_search_locations:
-        raise ValueError("the wrappers package (and its profiles) is not installed; pass the path of a profile YAML")
+        raise ConfigError("the wrappers package (and its profiles) is not installed; pass the path of a profile YAML")
     return Path(list(found.submodule_search_locations)[0]) / "profiles"
 
 
@@ -34,28 +36,13 @@ def read_profile(profile: str | Path) -> dict[str, Any]:
     """One profile file's mapping (``extends`` not followed): a packaged name or a YAML path."""
     path = Path(profile)
     if isinstance(profile, str) and profile in profile_names():
-        path, where = profile_folder() / f"{profile}.yaml", f"profile {profile!r}"
-    elif path.suffix in (".yaml", ".yml") or path.is_file():
+        return read_yaml(profile_folder() / f"{profile}.yaml", "profile file")
+    if path.suffix in (".yaml", ".yml") or path.is_file():
         if not path.is_file():
             raise FileNotFoundError(f"profile file {str(path)!r} does not exist")
-        where = str(path)
-    else:
-        raise ValueError(f"unknown sim-to-real profile {str(profile)!r}; use one of {profile_names()} or the path of a YAML file")
-    data = yaml.safe_load(path.read_text()) or {}
-    if not isinstance(data, dict):
-        raise ValueError(f"{where} must be a YAML mapping of sections, got {type(data).__name__}")
-    return data
-
-
-def merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
-    """``top`` merged into a copy of ``base``, mappings recursively (``None`` replaces)."""
-    out = copy.deepcopy(dict(base))
-    for key, value in top.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
-            out[key] = merge(out[key], value)
-        else:
-            out[key] = copy.deepcopy(value)
-    return out
+        return read_yaml(path, "profile file")
+    raise ConfigError(f"unknown sim-to-real profile {str(profile)!r}; use one of {profile_names()} "
+                      f"or the path of a YAML file")
 
 
 def resolve_profile(profile: str | Path | Mapping[str, Any]) -> dict[str, Any]:
@@ -65,8 +52,8 @@ def resolve_profile(profile: str | Path | Mapping[str, Any]) -> dict[str, Any]:
     while data.get("extends"):
         parent = data.pop("extends")
         if parent in seen:
-            raise ValueError(f"profile 'extends' loops through {seen + [parent]}")
+            raise ConfigError(f"profile 'extends' loops through {seen + [parent]}")
         seen.append(parent)
-        data = merge(read_profile(parent), data)
+        data = deep_merge(read_profile(parent), data)
     data.pop("extends", None)
     return data

@@ -27,8 +27,8 @@ from typing import Any, Mapping
 
 from gymnasium.vector import VectorEnv, VectorWrapper
 
-from unilab_envs.core.config import unknown_key_error
-from unilab_envs.profile_files import merge, profile_names, resolve_profile
+from unilab_envs.config import ConfigError, check_keys, deep_merge
+from unilab_envs.profile_files import profile_names, resolve_profile
 from wrappers.latency import ActionLatency, ObservationLatency
 from wrappers.noise import ActionNoise, ImuBiasDrift, ObservationNoise
 from wrappers.packet_loss import PacketLoss
@@ -57,10 +57,8 @@ def load_profile(profile: str | Path | Mapping[str, Any], overrides: Mapping[str
         overrides: sections (or keys within them) merged on top; a section
             set to ``None`` is removed.
     """
-    data = merge(resolve_profile(profile), overrides or {})
-    for key in data:
-        if key not in SECTIONS and key not in META_KEYS:
-            raise unknown_key_error("profile section", key, [*SECTIONS, *META_KEYS])
+    data = deep_merge(resolve_profile(profile), overrides or {})
+    check_keys(data, [*SECTIONS, *META_KEYS], "profile section")
     return {key: value for key, value in data.items() if value is not None}
 
 
@@ -70,7 +68,7 @@ def profiles_for(env_id: str) -> list[str]:
 
 
 def check_profile_fits(profile: Mapping[str, Any], env_id: str | None, name: Any = None) -> None:
-    """Raise ``ValueError`` when the resolved ``profile`` declares an ``env_id`` other than ``env_id``.
+    """Raise ``ConfigError`` (a ``ValueError``) when ``profile`` declares an ``env_id`` other than ``env_id``.
 
     A profile's sections name the bodies and observation groups of one robot, so on
     another robot it would fail deep inside (``the model has no body named ...``); this
@@ -84,8 +82,8 @@ def check_profile_fits(profile: Mapping[str, Any], env_id: str | None, name: Any
     robot = f" (robot {profile['robot']})" if profile.get("robot") else ""
     fits = profiles_for(env_id)
     advice = f"profiles for {env_id}: {', '.join(fits)}" if fits else f"no packaged profile is for {env_id}"
-    raise ValueError(f"sim-to-real profile {label} is for {wanted}{robot}, but this env is {env_id}; {advice} "
-                     f"(a profile of your own can 'extends:' one and set env_id: {env_id})")
+    raise ConfigError(f"sim-to-real profile {label} is for {wanted}{robot}, but this env is {env_id}; {advice} "
+                      f"(a profile of your own can 'extends:' one and set env_id: {env_id})")
 
 
 class Sim2Real(VectorWrapper):
@@ -106,7 +104,7 @@ class Sim2Real(VectorWrapper):
             if name in self.profile:
                 config = self.profile[name]
                 if not isinstance(config, Mapping):
-                    raise TypeError(f"profile section {name!r} must be a mapping of {cls.__name__} settings, got {config!r}")
+                    raise ConfigError(f"profile section {name!r} must be a mapping of {cls.__name__} settings, got {config!r}")
                 try:
                     top = cls(top, dict(config))
                 except (TypeError, ValueError) as error:
