@@ -24,8 +24,8 @@ from trainers.ppo.evaluate import load_policy
 def aim_at_workspace(env) -> None:
     """Point the env's render camera at the table in front of the arm (after a first render)."""
     camera = env.unwrapped._renderer._camera
-    camera.lookat[:] = (-0.12, 0.5, 0.12)
-    camera.distance, camera.elevation, camera.azimuth = 0.95, -22.0, 150.0
+    camera.lookat[:] = (-0.12, 0.48, 0.22)
+    camera.distance, camera.elevation, camera.azimuth = 1.2, -18.0, -50.0
 
 
 def main() -> None:
