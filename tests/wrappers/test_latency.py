@@ -49,7 +49,7 @@ def test_action_latency_exact_across_autoresets(mode, delay):
         live = ~done if mode is AutoresetMode.SAME_STEP else ~(done | done_prev)
         np.testing.assert_array_equal(task.last_action[live], tap.actions[live].astype(np.float64))
         home, scale = task._home, task.config.action_scale
-        np.testing.assert_allclose(ctrl[live][:, task._actuator_ids], home + scale * tap.actions[live].astype(np.float64), rtol=0, atol=1e-12)
+        np.testing.assert_allclose(ctrl[live][:, task.robot.actuator_ids], home + scale * tap.actions[live].astype(np.float64), rtol=0, atol=1e-12)
         resets += int(done.sum())
         done_prev2, done_prev = done_prev, done
     assert resets >= N * 4

@@ -9,8 +9,10 @@ terminated) and makes the same state updates (gait phase, foot contacts, air tim
 heights and positions, commands resampled from each env's SplitMix64 stream), so the
 bench can check the two agree before timing them.
 
-The arrays are a dict named as the kernel's arguments (:data:`KERNEL_ARGS`); rows
-``lo:hi`` only are read and written, so row shards can run in threads.
+The arrays are a dict of what the kernel reads, by name (:data:`KERNEL_ARGS`: the batch
+arrays, the task's per-env state, the robot's indices and poses, and the kernel's named
+``Params`` and ``Commands`` records); rows ``lo:hi`` only are read and written, so row
+shards can run in threads.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ KERNEL_ARGS = (
     "qpos", "qvel", "site_xpos", "actuator_force",
     "root_q", "root_d", "joint_q", "joint_d", "actuator_ids", "foot_sites", "stand", "joint_low", "joint_high",
     "pose_weights", "last_action", "previous_action", "command", "phase", "contact", "air_time", "foot_height",
-    "previous_foot_pos", "weights", "params", "vx_range", "vy_range", "yaw_range", "phase_offsets",
+    "previous_foot_pos", "weights", "params", "commands", "phase_offsets",
 )  # fmt: skip
 OUTPUTS = ("obs", "privileged_obs", "reward_terms", "reward", "terminated")
 STATE = ("rng", "command", "phase", "contact", "air_time", "foot_height", "previous_foot_pos")  # what a step updates
@@ -43,12 +45,13 @@ def uniform_rows(state: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 
 def sample_commands(a: dict, rows: np.ndarray) -> None:
-    """New (vx, vy, yaw rate) commands for ``rows``: zero with ``params[10]``'s probability, else uniform."""
-    zero = uniform_rows(a["rng"], rows) < a["params"][10]
+    """New (vx, vy, yaw rate) commands for ``rows``: zero with ``commands.zero_probability``, else uniform."""
+    commands = a["commands"]
+    zero = uniform_rows(a["rng"], rows) < commands.zero_probability
     a["command"][rows[zero]] = 0.0
     live = rows[~zero]
-    for k, name in enumerate(("vx_range", "vy_range", "yaw_range")):
-        low, high = a[name]
+    for k in range(3):
+        low, high = commands.ranges[k]
         a["command"][live, k] = low + (high - low) * uniform_rows(a["rng"], live)
 
 
@@ -59,9 +62,11 @@ def _exp_f32(x: np.ndarray) -> np.ndarray:
 def g1_compute_numpy(a: dict, lo: int = 0, hi: int | None = None) -> None:
     """One step of the G1 task's observation / reward / termination computation on rows ``lo:hi``."""
     s = slice(lo, hi)
-    dt, sigma, height_target, air_target, gait_step, swing_height, contact_height, cos_max_tilt, min_height = a["params"][:9]
-    resample_steps = np.int64(a["params"][9])
-    phase_width = a["params"][11]
+    p = a["params"]
+    dt, sigma, height_target, air_target = p.dt, p.tracking_sigma, p.base_height_target, p.air_time_target
+    gait_step, swing_height, contact_height, cos_max_tilt, min_height = p.gait_step, p.swing_height, p.contact_height, p.cos_max_tilt, p.min_base_height
+    resample_steps = np.int64(a["commands"].resample_steps)
+    phase_width = p.feet_phase_width
     qpos, qvel, command = a["qpos"][s], a["qvel"][s], a["command"][s]
     rq, rd = a["root_q"], a["root_d"]
     w, x, y, z = qpos[:, rq + 3], qpos[:, rq + 4], qpos[:, rq + 5], qpos[:, rq + 6]

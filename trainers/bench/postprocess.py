@@ -37,20 +37,20 @@ BUDGET = 12.0  # the kernel vs single-thread NumPy
 
 
 def kernel_args(env) -> dict:
-    """The G1 task's ``_compute`` arguments by name (:data:`.g1_numpy.KERNEL_ARGS`), as ``task.compute`` passes them."""
+    """What the G1 task's kernel reads, by name (:data:`.g1_numpy.KERNEL_ARGS`): the very arrays and records ``task.compute`` passes."""
     t = env.task
+    robot, physics = t.robot, t.physics
     args = {
         "obs": env._obs, "privileged_obs": env._privileged_obs, "reward_terms": env._reward_terms,
         "reward": env._reward, "terminated": env._terminated, "episode_step": env._episode_step, "rng": env._rng,
-        "qpos": t._qpos, "qvel": t._qvel, "site_xpos": t._site_xpos, "actuator_force": t._actuator_force,
-        "root_q": t._root_q, "root_d": t._root_d, "joint_q": t._joint_q, "joint_d": t._joint_d,
-        "actuator_ids": t._actuator_ids, "foot_sites": t._foot_sites, "stand": t._stand,
-        "joint_low": t._joint_low, "joint_high": t._joint_high, "pose_weights": t._pose_weights,
+        "qpos": physics.qpos, "qvel": physics.qvel, "site_xpos": physics.foot_xpos, "actuator_force": physics.actuator_force,
+        "root_q": robot.root_q, "root_d": robot.root_d, "joint_q": robot.joint_q, "joint_d": robot.joint_d,
+        "actuator_ids": robot.actuator_ids, "foot_sites": robot.foot_ids, "stand": robot.home,
+        "joint_low": robot.soft_low, "joint_high": robot.soft_high, "pose_weights": robot.pose_weights,
         "last_action": t.last_action, "previous_action": t._previous_action, "command": t.command,
         "phase": t.phase, "contact": t._contact, "air_time": t._air_time, "foot_height": t._foot_height,
-        "previous_foot_pos": t._previous_foot_pos, "weights": t._weights, "params": t._params,
-        "vx_range": t._ranges[0], "vy_range": t._ranges[1], "yaw_range": t._ranges[2],
-        "phase_offsets": t._phase_offsets,
+        "previous_foot_pos": t._previous_foot_pos, "weights": t._weights, "params": t.params, "commands": t.commands,
+        "phase_offsets": robot.phase_offsets_cos_sin,
     }  # fmt: skip
     assert tuple(args) == KERNEL_ARGS
     return args

@@ -89,8 +89,8 @@ def rollout(task_id: str, profile: str | None, seed: int, num_envs: int, amplitu
                 terms = np.stack([np.asarray(info["reward_terms"][n], dtype=np.float32) for n in names], axis=1)
                 step_out = {"obs": obs, "privileged_obs": info["privileged_obs"], "reward": reward,
                             "reward_terms": terms, "terminated": terminated, "truncated": truncated}  # fmt: skip
-                for k in full:
-                    full[k][t - 1] = step_out[k]
+                for k, series in full.items():
+                    series[t - 1] = step_out[k]
                 live = ~(terminated | truncated)
                 command_changes += int((np.any(obs[:, command_slice] != last_command, axis=1) & live).sum())
                 last_command = np.array(obs[:, command_slice])

@@ -1,0 +1,33 @@
+"""The shared layer of the legged joystick tasks (Go1, G1, and yours).
+
+One idea per module, each a few small Numba functions with named records for arguments:
+
+==================  ==============================================================
+module              what
+==================  ==============================================================
+``records``         the named records the kernels take (robot, physics, state, params)
+``config``          the shared config fields and their checks; config -> records
+``defaults``        a robot's defaults of a shared config class, as one checked table
+``robot``           a robot's names -> its ``Robot`` record
+``commands``        velocity commands: draw, when to redraw, "asks to move"
+``gait``            the gait clock and its swing-height target
+``feet``            contact, air time, slip, phase clearance error per foot
+``base``            base velocity, orientation, height; falls
+``joints``          torque, action rate, pose, stand still, soft joint limits
+``rewards``         the 17 named terms, weights, positive clip
+``precision``       float64 (Go1) or float32 (G1) arithmetic of the same maths
+``observation``     observation group layout and its writers
+``reset``           reset randomization
+``actions``         actions -> PD targets
+``kernels``         the fused compute / reset / observe kernels
+``task``            ``LocomotionTask``: the Task a robot subclasses
+==================  ==============================================================
+"""
+
+from unilab_envs.locomotion.config import LocomotionConfig
+from unilab_envs.locomotion.defaults import with_defaults
+from unilab_envs.locomotion.rewards import REWARD_NAMES, RewardScales
+from unilab_envs.locomotion.robot import LeggedRobot
+from unilab_envs.locomotion.task import LocomotionTask
+
+__all__ = ["REWARD_NAMES", "LeggedRobot", "LocomotionConfig", "LocomotionTask", "RewardScales", "with_defaults"]

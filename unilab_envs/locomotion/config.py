@@ -1,0 +1,88 @@
+"""The config every legged joystick task shares: commands, gait, shaping, termination, reset.
+
+:class:`LocomotionConfig` declares the fields and checks them; a robot's task subclasses
+it to give its defaults (every field below without a default, and any it changes).
+:func:`kernel_records` turns a config into the records the kernels read.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from unilab_envs.core.config import require, require_range, require_timing
+from unilab_envs.locomotion.gait import gait_step
+from unilab_envs.locomotion.records import Commands, Params, Reset
+from unilab_envs.locomotion.rewards import RewardScales
+
+
+@dataclass(frozen=True, kw_only=True)
+class LocomotionConfig:
+    """Everything a legged joystick task can be told; unknown keys are rejected (see ``build_config``)."""
+
+    model_path: str
+    sim_dt: float = 0.004
+    control_dt: float = 0.02
+    action_scale: float = 0.5  # PD targets move at most this many rad from the home pose
+    # commands: (low, high) per axis, resampled every command_resample_time seconds
+    command_vx: tuple[float, float]
+    command_vy: tuple[float, float]
+    command_yaw: tuple[float, float] = (-1.0, 1.0)
+    command_resample_time: float = 5.0
+    zero_command_probability: float
+    # gait
+    gait_frequency: float
+    swing_height: float = 0.08
+    feet_phase_width: float  # m^2: feet_phase = exp(-sum of squared foot-height errors / width)
+    # reward shaping constants
+    tracking_sigma: float = 0.25
+    base_height_target: float
+    air_time_target: float
+    clip_air_time_reward: bool  # feet_air_time adds clip(air - target, 0, target): short steps not punished
+    positive_clip_includes_termination: bool  # else a fall costs its full penalty, outside the clip
+    float32_math: bool  # float32 transcendentals in the kernels (see unilab_envs.locomotion.precision)
+    soft_joint_limit: float = 0.9
+    contact_height: float  # a foot below this height (m) is in contact
+    # termination: tilt beyond this angle (rad) or base below this height (m)
+    max_tilt: float
+    min_base_height: float
+    # reset randomization
+    reset_xy_range: float = 0.5
+    reset_joint_range: float
+    reset_base_velocity: float
+    reward_scales: RewardScales
+
+    def validate(self) -> None:
+        require_timing(self.sim_dt, self.control_dt)
+        require(self.action_scale > 0, f"action_scale must be > 0, got {self.action_scale}")
+        for name in ("command_vx", "command_vy", "command_yaw"):
+            require_range(name, getattr(self, name))
+        require(self.command_resample_time > 0, f"command_resample_time must be > 0, got {self.command_resample_time}")
+        require(0.0 <= self.zero_command_probability <= 1.0, f"zero_command_probability must be in [0, 1], got {self.zero_command_probability}")
+        for name in ("gait_frequency", "feet_phase_width", "tracking_sigma", "base_height_target", "contact_height"):
+            require(getattr(self, name) > 0, f"{name} must be > 0, got {getattr(self, name)}")
+        require(0 < self.soft_joint_limit <= 1, f"soft_joint_limit must be in (0, 1], got {self.soft_joint_limit}")
+        require(0 < self.max_tilt <= math.pi, f"max_tilt must be in (0, pi], got {self.max_tilt}")
+        for name in ("swing_height", "air_time_target", "reset_xy_range", "reset_joint_range", "reset_base_velocity", "min_base_height"):
+            require(getattr(self, name) >= 0, f"{name} must be >= 0, got {getattr(self, name)}")
+        self.reward_scales.validate()
+
+
+def kernel_records(cfg: LocomotionConfig) -> tuple[Params, Commands, Reset]:
+    """The kernels' :class:`Params`, :class:`Commands` and :class:`Reset` of a validated config."""
+    dt, sigma, width = float(cfg.control_dt), float(cfg.tracking_sigma), float(cfg.feet_phase_width)
+    params = Params(
+        dt=dt, inv_dt=1.0 / dt, tracking_sigma=sigma, inv_tracking_sigma=1.0 / sigma,
+        base_height_target=float(cfg.base_height_target), air_time_target=float(cfg.air_time_target),
+        gait_step=gait_step(cfg.gait_frequency, cfg.control_dt), swing_height=float(cfg.swing_height),
+        contact_height=float(cfg.contact_height), feet_phase_width=width, inv_feet_phase_width=1.0 / width,
+        cos_max_tilt=math.cos(cfg.max_tilt), min_base_height=float(cfg.min_base_height),
+        clip_air_time=bool(cfg.clip_air_time_reward), clip_termination=bool(cfg.positive_clip_includes_termination),
+        float32_math=bool(cfg.float32_math),
+    )  # fmt: skip
+    ranges = np.array([cfg.command_vx, cfg.command_vy, cfg.command_yaw], dtype=np.float64)
+    commands = Commands(ranges, float(cfg.zero_command_probability), int(max(1, round(cfg.command_resample_time / cfg.control_dt))))
+    reset = Reset(float(cfg.reset_xy_range), float(cfg.reset_joint_range), float(cfg.reset_base_velocity))
+    return params, commands, reset

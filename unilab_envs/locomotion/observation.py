@@ -1,0 +1,103 @@
+"""Where each observation group lives: a task's group dicts made into offsets the kernels write at.
+
+A legged task names its groups (``linvel``, ``gyro``, ``gravity``, ``joint_pos``,
+``joint_vel``, ``last_action``, ``command``, ``phase`` for the policy; any of
+``linvel``, ``gyro``, ``gravity``, ``height``, ``foot_contact``, ``foot_air_time``,
+``foot_height``, ``actuator_force`` for the critic) in the order it likes;
+:func:`obs_layout` checks their sizes and gives the kernels one offset per group
+(``-1``: the critic does not see it).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numba as nb
+
+POLICY_GROUPS = ("linvel", "gyro", "gravity", "joint_pos", "joint_vel", "last_action", "command", "phase")
+PRIVILEGED_GROUPS = ("linvel", "gyro", "gravity", "height", "foot_contact", "foot_air_time", "foot_height", "actuator_force")
+
+
+class ObsLayout(NamedTuple):
+    """Offsets of the groups in the policy (``obs_*``) and privileged (``priv_*``, -1 when absent) observations."""
+
+    obs_linvel: int
+    obs_gyro: int
+    obs_gravity: int
+    obs_joint_pos: int
+    obs_joint_vel: int
+    obs_last_action: int
+    obs_command: int
+    obs_phase: int
+    priv_linvel: int
+    priv_gyro: int
+    priv_gravity: int
+    priv_height: int
+    priv_foot_contact: int
+    priv_foot_air_time: int
+    priv_foot_height: int
+    priv_actuator_force: int
+
+
+def obs_layout(policy: dict[str, slice], privileged: dict[str, slice], num_joints: int, num_feet: int) -> ObsLayout:
+    """The :class:`ObsLayout` of a task's group dicts; raises ``ValueError`` on a missing, unknown or mis-sized group."""
+    sizes = {"linvel": 3, "gyro": 3, "gravity": 3, "joint_pos": num_joints, "joint_vel": num_joints,
+             "last_action": num_joints, "command": 3, "phase": 2, "height": 1, "foot_contact": num_feet,
+             "foot_air_time": num_feet, "foot_height": num_feet, "actuator_force": num_joints}  # fmt: skip
+    missing = [g for g in POLICY_GROUPS if g not in policy]
+    if missing:
+        raise ValueError(f"the policy observation lacks groups {missing}; a locomotion task has all of {list(POLICY_GROUPS)}")
+    for where, groups, known in (("policy", policy, POLICY_GROUPS), ("privileged", privileged, PRIVILEGED_GROUPS)):
+        for name, s in groups.items():
+            if name not in known:
+                raise ValueError(f"unknown {where} observation group {name!r}; the locomotion kernels write {list(known)}")
+            if s.stop - s.start != sizes[name]:
+                raise ValueError(f"{where} observation group {name!r} spans {s.stop - s.start} floats, it holds {sizes[name]}")
+    offsets = [policy[g].start for g in POLICY_GROUPS] + [privileged[g].start if g in privileged else -1 for g in PRIVILEGED_GROUPS]
+    return ObsLayout(*offsets)
+
+
+@nb.njit(inline="always", cache=True)
+def joint_slots(i, obs, privileged_obs, layout, num_joints):
+    """Env ``i``'s ``(joint_pos, joint_vel, last_action, actuator_force)`` observation slots, as 1-D views.
+
+    The force view is empty when the critic does not see the forces. Writing through
+    views indexed from 0 (not at runtime offsets) lets the compiler keep the joint loop tight.
+    """
+    force_at = layout.priv_actuator_force
+    force_end = force_at + num_joints if force_at >= 0 else 0
+    return (obs[i, layout.obs_joint_pos : layout.obs_joint_pos + num_joints],
+            obs[i, layout.obs_joint_vel : layout.obs_joint_vel + num_joints],
+            obs[i, layout.obs_last_action : layout.obs_last_action + num_joints],
+            privileged_obs[i, max(force_at, 0) : force_end])  # fmt: skip
+
+
+@nb.njit(inline="always", cache=True)
+def _write3(out, i, at, x, y, z):
+    out[i, at], out[i, at + 1], out[i, at + 2] = x, y, z
+
+
+@nb.njit(inline="always", cache=True)
+def write_base_obs(i, obs, privileged_obs, layout, base, command, sin_phase, cos_phase, legs):
+    """Everything but the joint slots; ``base`` is :func:`~unilab_envs.locomotion.base.base_state`'s tuple."""
+    vx, vy, vz, wx, wy, wz, gx, gy, gz, height = base
+    _write3(obs, i, layout.obs_linvel, vx, vy, vz)
+    _write3(obs, i, layout.obs_gyro, wx, wy, wz)
+    _write3(obs, i, layout.obs_gravity, gx, gy, gz)
+    _write3(obs, i, layout.obs_command, command[i, 0], command[i, 1], command[i, 2])
+    obs[i, layout.obs_phase], obs[i, layout.obs_phase + 1] = sin_phase, cos_phase
+    if layout.priv_linvel >= 0:
+        _write3(privileged_obs, i, layout.priv_linvel, vx, vy, vz)
+    if layout.priv_gyro >= 0:
+        _write3(privileged_obs, i, layout.priv_gyro, wx, wy, wz)
+    if layout.priv_gravity >= 0:
+        _write3(privileged_obs, i, layout.priv_gravity, gx, gy, gz)
+    if layout.priv_height >= 0:
+        privileged_obs[i, layout.priv_height] = height
+    for f in range(legs.contact.shape[1]):
+        if layout.priv_foot_contact >= 0:
+            privileged_obs[i, layout.priv_foot_contact + f] = 1.0 if legs.contact[i, f] else 0.0
+        if layout.priv_foot_air_time >= 0:
+            privileged_obs[i, layout.priv_foot_air_time + f] = legs.air_time[i, f]
+        if layout.priv_foot_height >= 0:
+            privileged_obs[i, layout.priv_foot_height + f] = legs.foot_height[i, f]

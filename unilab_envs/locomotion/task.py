@@ -1,0 +1,93 @@
+"""``LocomotionTask``: the :class:`~unilab_envs.core.task.Task` of a legged robot following a velocity joystick.
+
+A robot's task subclasses it and gives only what differs, as class keywords: the config
+class (its defaults), the robot (:class:`~unilab_envs.locomotion.robot.LeggedRobot`) and
+the observation layout::
+
+    class Go1Joystick(LocomotionTask, config=Go1JoystickConfig, legged=GO1,
+                      obs_groups=OBS_GROUPS, privileged_obs_groups=PRIVILEGED_GROUPS):
+        ...
+
+The layout is checked against the robot when the class is made (at import). The reward terms are
+:data:`~unilab_envs.locomotion.rewards.REWARD_NAMES`; the kernels are
+:mod:`unilab_envs.locomotion.kernels`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from unilab_envs.core.config import build_config
+from unilab_envs.core.model import load_model
+from unilab_envs.core.task import Task
+from unilab_envs.locomotion import kernels
+from unilab_envs.locomotion.actions import apply_actions
+from unilab_envs.locomotion.config import LocomotionConfig, kernel_records
+from unilab_envs.locomotion.observation import ObsLayout, obs_layout
+from unilab_envs.locomotion.records import Legs, Physics
+from unilab_envs.locomotion.rewards import REWARD_NAMES
+from unilab_envs.locomotion.robot import LeggedRobot, resolve_robot
+
+
+class LocomotionTask(Task):
+    """A legged robot, a velocity command, a gait clock, the shared terms (see the module docstring)."""
+
+    config_class: type[LocomotionConfig]
+    legged: LeggedRobot
+    layout: ObsLayout
+    privileged_obs_groups: ClassVar[dict[str, slice]] = {}
+    reward_names = REWARD_NAMES
+    state_names = ("last_action", "_previous_action", "command", "phase", "_contact", "_air_time", "_foot_height", "_previous_foot_pos")
+
+    def __init_subclass__(cls, *, config: type[LocomotionConfig], legged: LeggedRobot, obs_groups: dict[str, slice],
+                          privileged_obs_groups: dict[str, slice] | None = None, **kwargs: Any) -> None:  # fmt: skip
+        super().__init_subclass__(**kwargs)
+        cls.config_class, cls.legged, cls.tracking_body = config, legged, legged.root_body
+        cls.obs_groups, cls.privileged_obs_groups = dict(obs_groups), dict(privileged_obs_groups or {})
+        cls.layout = obs_layout(cls.obs_groups, cls.privileged_obs_groups, len(legged.joint_names), len(legged.foot_names))
+
+    def __init__(self, **config: Any) -> None:
+        cfg = build_config(self.config_class, config, kind=f"{type(self).__name__} config key")
+        model = load_model(cfg.model_path, cfg.sim_dt)
+        super().__init__(model, cfg)
+        self.robot, self._keyframe = resolve_robot(model, self.legged, cfg.soft_joint_limit)
+        self._home = self.robot.home  # (J,) home pose: the zero of the actions and of joint_pos
+        self._weights = cfg.reward_scales.weights(cfg.control_dt)
+        self.params, self.commands, self.reset_ranges = kernel_records(cfg)
+        self._obs_size = max(s.stop for s in self.obs_groups.values())
+        self._privileged_obs_size = max((s.stop for s in self.privileged_obs_groups.values()), default=0)
+
+    obs_size = property(lambda self: self._obs_size)
+    privileged_obs_size = property(lambda self: self._privileged_obs_size)
+    action_size = property(lambda self: len(self.legged.joint_names))
+    reward_weights = property(lambda self: self._weights)
+    reset_keyframe = property(lambda self: self._keyframe)
+
+    def bind(self, batch, num_envs: int) -> None:
+        n, joints, feet = num_envs, self.action_size, len(self.legged.foot_names)
+        self.physics = Physics(batch.bind("qpos"), batch.bind("qvel"), batch.bind(self.legged.foot_positions), batch.bind("actuator_force"))
+        self._ctrl = batch.bind("ctrl")
+        self.last_action = np.zeros((n, joints))
+        self._previous_action = np.zeros((n, joints))
+        self.command = np.zeros((n, 3))
+        self.phase = np.zeros(n)
+        self._contact = np.ones((n, feet), dtype=np.bool_)
+        self._air_time = np.zeros((n, feet))
+        self._foot_height = np.zeros((n, feet))
+        self._previous_foot_pos = np.zeros((n, feet, 3))
+        self.legs = Legs(*(getattr(self, name) for name in self.state_names))  # the same arrays, by name
+
+    def apply_actions(self, actions: np.ndarray) -> None:
+        apply_actions(actions, self._ctrl, self.legs, self.robot, self.config.action_scale)
+
+    def compute(self, obs, privileged_obs, reward_terms, reward, terminated, episode_step, rng) -> None:
+        kernels.compute(obs, privileged_obs, reward_terms, reward, terminated, episode_step, rng,
+                        self.layout, self.physics, self.robot, self.legs, self.params, self.commands, self._weights)  # fmt: skip
+
+    def reset_envs(self, ids: np.ndarray, rng: np.ndarray) -> None:
+        kernels.reset_envs(ids, rng, self.physics, self.robot, self.legs, self.reset_ranges, self.commands)
+
+    def observe(self, ids: np.ndarray, obs, privileged_obs) -> None:
+        kernels.observe(ids, obs, privileged_obs, self.layout, self.physics, self.robot, self.legs, self.params)
