@@ -39,7 +39,7 @@ def _move(model, data, goal, grip, steps, site, down, speed=0.02):
         error = np.concatenate([delta, 0.5 * sum(np.cross(rot[:, k], down[:, k]) for k in range(3))])
         data.ctrl[:6] = data.qpos[:6] + jac.T @ np.linalg.solve(jac @ jac.T + 1e-4 * np.eye(6), error)
         data.ctrl[6] = grip
-        for _ in range(int(round(0.04 / model.opt.timestep))):
+        for _ in range(round(0.04 / model.opt.timestep)):
             mujoco.mj_step(model, data)
 
 
@@ -129,7 +129,7 @@ def test_a_scripted_policy_picks_through_the_task_and_succeeds():
     finished, success, holding_run = np.zeros(n, bool), np.zeros(n, bool), np.zeros(n, int)
     weights = dict(zip(env.reward_names, env.task.reward_weights))
     for _ in range(125):
-        obs, reward, terminated, truncated, info = env.step(policy(obs))
+        obs, _, terminated, truncated, info = env.step(policy(obs))
         holds = info["reward_terms"]["hold"] > 0
         holding_run = np.where(holds, holding_run + 1, 0)
         ended = (terminated | truncated) & ~finished
@@ -187,7 +187,7 @@ def test_the_cube_off_the_table_terminates_as_a_failure_and_time_out_truncates()
     cube = env.task._ix[IX_CUBE_Q]
     qpos[1, cube : cube + 3] = [0.7, 0.5, 0.025]  # beyond the table's edge (x <= 0.6)
     qpos[2, cube + 2] = -0.2  # fallen below the top
-    _, reward, terminated, truncated, info = env.step(zero)
+    _, _, terminated, truncated, info = env.step(zero)
     assert terminated.tolist() == [False, True, True, False]
     assert not info["is_success"].any() and not truncated.any()
     for _ in range(123):  # 125 steps in all: rows 0 and 3 time out, rows 1 and 2 restarted at step 2
@@ -245,7 +245,7 @@ def test_batched_envs_equal_single_envs_and_state_restores():
     rng = np.random.default_rng(2)
     actions = [rng.uniform(-1, 1, (n, 4)).astype(np.float32) for _ in range(30)]
     env = _grasp_env(n, autoreset_mode=AutoresetMode.DISABLED)
-    obs, info = env.reset(seed=40)
+    env.reset(seed=40)
     for a in actions:
         obs, reward, *_ = env.step(a)
     for i in range(n):
@@ -314,5 +314,6 @@ def test_a_diverging_env_is_reset_and_reported_alone():
     assert terminated[2] and reward[2] == 0.0 and np.isfinite(obs).all()
     for i in (0, 1, 3):
         np.testing.assert_array_equal(obs[i], twin_obs[i])
+        assert reward[i] == twin_reward[i]
     env.close()
     twin.close()
