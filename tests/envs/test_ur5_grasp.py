@@ -161,7 +161,7 @@ def test_reward_is_the_sum_of_its_terms_and_each_term_is_what_it_says():
         live = ~(terminated | truncated)  # finished rows are already reset
         d = np.linalg.norm(env.task.cube_pos - env.task.ee_pos, axis=1)
         np.testing.assert_allclose(terms["reach"][live], (weights["reach"] * (1 - np.tanh(d / cfg.reach_std)))[live], rtol=1e-4, atol=1e-7)
-        grasped = env.task.pad_contacts.all(axis=1)
+        grasped = env.task.pad_contacts.all(axis=1) & (d <= 0.025)  # and the pinch point inside the cube
         np.testing.assert_allclose(terms["grasp"][live], (weights["grasp"] * grasped)[live], rtol=1e-6)
         height = env.task.cube_pos[:, 2] - 0.025
         lift = grasped * np.clip(height / cfg.lift_target, 0, 1)
@@ -317,3 +317,20 @@ def test_a_diverging_env_is_reset_and_reported_alone():
         assert reward[i] == twin_reward[i]
     env.close()
     twin.close()
+
+
+def test_closed_fingertips_pressed_on_the_cube_top_are_no_grasp():
+    """The hack a policy found under the sim-to-real profile: gripper closed, fingertips
+    pushing down on the top face. Both pads touch the cube, yet grasp, lift and hold pay 0."""
+    n = 8
+    env = _grasp_env(n, cube_yaw=(0.0, 0.0))
+    obs, _ = env.reset(seed=4)
+    for _ in range(40):
+        goal = obs[:, 20:23] + [0.0, 0.0, 0.045]  # pinch 4.5 cm above the cube centre: tips on the top face
+        actions = np.concatenate([np.clip(goal / 0.02, -1, 1), np.ones((n, 1))], axis=1).astype(np.float32)
+        obs, _, _, _, info = env.step(actions)
+    pressing = env.task.pad_contacts.all(axis=1)
+    assert pressing.sum() >= n // 2, "most fingertips rest on the cube's top face"
+    for term in ("grasp", "lift", "hold"):
+        assert (info["reward_terms"][term][pressing] == 0).all(), term
+    env.close()

@@ -42,7 +42,8 @@ magnitude left / right (N, net over the pad's contacts), cube mass (kg), cube fr
 
 **Reward** (named terms, weight = scale * control_dt, summed): ``reach``
 (``1 - tanh(d / reach_std)``, d = pinch-cube distance), ``grasp`` (1 with both pads on
-the cube), ``lift`` (grasped: cube bottom height / ``lift_target``, capped at 1),
+the cube and d within half the cube's edge: fingertips pressed on its top face touch it
+with both pads too, and a policy learned to farm that), ``lift`` (grasped: cube bottom height / ``lift_target``, capped at 1),
 ``hold`` (1 while grasped at >= ``success_height``), ``action_rate`` (sum of squared
 action changes) and ``success`` (1 at the step the hold reaches ``success_hold_s``).
 

@@ -213,7 +213,10 @@ def compute(
         for d in range(3):
             e = qpos[i, cq + d] - site_xpos[i, site, d]
             dist_sq += e * e
-        grasped = sensordata[i, ix[IX_SENSOR_LEFT]] > 0 and sensordata[i, ix[IX_SENSOR_RIGHT]] > 0
+        # both pads touch the cube and the pinch point lies within half an edge of its centre: fingertips
+        # pressed on the cube's top face touch it with both pads too, and must not pay as a grasp
+        touching = sensordata[i, ix[IX_SENSOR_LEFT]] > 0 and sensordata[i, ix[IX_SENSOR_RIGHT]] > 0
+        grasped = touching and dist_sq <= fp[FP_HALF] * fp[FP_HALF]
         height = qpos[i, cq + 2] - fp[FP_TABLE_Z] - fp[FP_HALF]  # the cube's bottom face above the table
         holding = grasped and height >= fp[FP_SUCCESS_HEIGHT]
         hold_steps[i] = hold_steps[i] + 1 if holding else 0
