@@ -70,6 +70,7 @@ def find_policy(path: str | Path, spec_path: str | Path | None = None) -> Policy
         elif (folder / SPEC_FILENAME).is_file():
             spec = load_spec(folder / SPEC_FILENAME)
         else:
+            _require_deployable_task(folder)
             spec = load_spec(onnx)
         embedded = None
         try:
@@ -81,6 +82,20 @@ def find_policy(path: str | Path, spec_path: str | Path | None = None) -> Policy
     except SpecError as e:
         raise PlayError(str(e)) from None
     return PolicyBundle(onnx, spec, folder)
+
+
+def _require_deployable_task(folder: Path) -> None:
+    """A run on a task without a deploy spec builder (its ONNX carries no spec) gets told so,
+    rather than to re-export."""
+    from unilab_envs.deploy.from_task import ROBOTS
+
+    from .common.deploy_export import run_task
+
+    found = run_task(folder)
+    if found is not None and not any(found[0].startswith(prefix + "-v") for prefix in ROBOTS):
+        raise SpecError(f"{found[0]} has no deploy spec yet (unilab play runs "
+                        f"{', '.join(p + '-v0' for p in ROBOTS)}): watch this policy in the training stack "
+                        f"with `unilab eval {folder} --video`")
 
 
 class OnnxPolicy:

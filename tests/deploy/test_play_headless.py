@@ -141,6 +141,13 @@ def test_a_run_not_exported_yet_says_to_export(tmp_path, capsys):
     assert f"run `unilab export {tmp_path}` first" in one_error_line(capsys)
 
 
+def test_a_task_without_a_deploy_spec_says_so_not_to_re_export(capsys):
+    shipped = Path(__file__).resolve().parents[2] / "policies" / "ur5_grasp"  # its ONNX carries no spec
+    assert run(["play", str(shipped), "--headless"]) == 2
+    line = one_error_line(capsys)
+    assert "UniLab/UR5Grasp-v0 has no deploy spec yet" in line and "unilab eval" in line and "re-export" not in line
+
+
 def test_keys_steer_the_command_within_the_training_ranges(go1_run):
     player = Player(find_policy(go1_run), seed=0)
     apply_key(player, GLFW_KEYS["space"])
