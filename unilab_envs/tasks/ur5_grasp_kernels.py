@@ -14,6 +14,7 @@ import numba as nb
 import numpy as np
 
 from unilab_envs.core.prefetch import PREFETCH_DISTANCE, prefetch_row
+from unilab_envs.core.reward_sum import write_weighted_terms
 from unilab_envs.core.rng import uniform_range
 
 NUM_JOINTS = 6
@@ -235,12 +236,7 @@ def compute(
             action_rate,
             1.0 if done else 0.0,
         )
-        total = 0.0
-        for k in range(len(terms)):
-            value = weights[k] * terms[k]
-            reward_terms[i, k] = value
-            total += value
-        reward[i] = total
+        reward[i] = write_weighted_terms(i, terms, weights, reward_terms)
         terminated[i] = done or off_table
         success[i] = done
         _write_obs(i, obs, privileged_obs, qpos, qvel, site_xpos, site_xquat, xpos, xanchor, xaxis, sensordata,

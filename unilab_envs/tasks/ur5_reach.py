@@ -54,6 +54,7 @@ from unilab_envs.assets import ur5e as robot
 from unilab_envs.core.config import build_config, require, require_range, require_timing
 from unilab_envs.core.model import actuators_for_joints, load_model, object_ids
 from unilab_envs.core.prefetch import PREFETCH_DISTANCE, prefetch_row
+from unilab_envs.core.reward_sum import write_weighted_terms
 from unilab_envs.core.rng import uniform_range
 from unilab_envs.core.single_env import UniLabEnv
 from unilab_envs.core.task import Task
@@ -176,12 +177,7 @@ def _compute(
             limits += max(0.0, q - soft_high[j]) + max(0.0, soft_low[j] - q)
         reached = dist < threshold
         terms = (dist, 1.0 - math.tanh(dist / fine_std), 1.0 if reached else 0.0, action_rate, vel_sq, limits)
-        total = 0.0
-        for k in range(len(terms)):
-            value = weights[k] * terms[k]
-            reward_terms[i, k] = value
-            total += value
-        reward[i] = total
+        reward[i] = write_weighted_terms(i, terms, weights, reward_terms)
         terminated[i] = False
         success[i] = reached
         _write_obs(i, obs, qpos, qvel, site_xpos, joint_q, joint_d, site, home, joint_target, target, last_action)
