@@ -1,0 +1,17 @@
+"""Procedurally generated heightfield terrain: config, generation, MuJoCo scene, Numba lookups.
+
+* :class:`TerrainConfig` (:mod:`.config`): tile layout, curriculum levels and tile shapes.
+* :func:`generate_terrain` (:mod:`.generate`): a :class:`Terrain` (its :class:`TerrainMap`
+  and tile centres), deterministic from ``(cfg, seed)``; :func:`flat_terrain` for flat tasks.
+* :func:`terrain_model` (:mod:`.scene`): the robot's MJCF with its floor plane replaced by an hfield.
+* :func:`ground_height`, :func:`scan_heights` (:mod:`.lookup`, Numba, inlined): the height
+  under a point, triangulated like MuJoCo's hfield; :func:`scan_points`: legged_gym's scan grid.
+"""
+
+from unilab_envs.terrain.config import TERRAIN_TYPES, TerrainConfig
+from unilab_envs.terrain.generate import Terrain, TerrainMap, flat_terrain, generate_terrain
+from unilab_envs.terrain.lookup import ground_height, scan_heights, scan_points
+from unilab_envs.terrain.scene import terrain_model
+
+__all__ = ["TERRAIN_TYPES", "Terrain", "TerrainConfig", "TerrainMap", "flat_terrain", "generate_terrain",
+           "ground_height", "scan_heights", "scan_points", "terrain_model"]
