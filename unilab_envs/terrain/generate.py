@@ -65,7 +65,11 @@ class Terrain(NamedTuple):
 
 
 def flat_terrain() -> TerrainMap:
-    """A 2x2 grid of zeros: every lookup (clamped to the grid) gives 0.0; for flat-ground tasks."""
+    """A 2x2 grid of zeros: every lookup (clamped to the grid) gives 0.0; for flat-ground tasks.
+
+    It is a lookup table, not a floor: it spans 1 m, so a flat task keeps its plane geom
+    rather than passing this to :func:`~unilab_envs.terrain.scene.terrain_model`.
+    """
     return TerrainMap(heights=np.zeros((2, 2), dtype=np.float64), x0=-0.5, y0=-0.5, spacing=1.0, inv_spacing=1.0)
 
 
