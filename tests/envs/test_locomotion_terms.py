@@ -10,7 +10,10 @@ import pytest
 from tests.envs import locomotion_records as rec
 from unilab_envs.core.rng import seed_streams, uniform
 from unilab_envs.locomotion import base, commands, feet, gait, joints, precision
+from unilab_envs.locomotion.ground import flat_ground
 from unilab_envs.locomotion.observation import ObsLayout
+
+FLAT = flat_ground()
 
 
 def test_sample_command_draws_zero_or_uniform_per_axis_from_the_env_stream():
@@ -56,7 +59,7 @@ def test_step_foot_landing_slipping_and_phase_error():
     legs.previous_foot_pos[0, 0] = (0.99, 0.0, 0.1)
     physics.foot_xpos[0, 0] = (1.0, 0.0, 0.025)
     phase = math.pi / 2  # sin(phase + 0) = 1: foot 0 in mid-swing, target 0.08
-    air, slip, error = feet.step_foot(0, 0, physics, robot, legs, params, True, phase, 1.0, 0.0, False)
+    air, slip, error = feet.step_foot(0, 0, physics, robot, legs, params, FLAT, True, phase, 1.0, 0.0, False)
     assert air == pytest.approx(0.3 + 0.02 - 0.1)
     assert slip == pytest.approx((0.01 / 0.02) ** 2)
     assert error == pytest.approx((0.005 - 0.08) ** 2)
@@ -65,14 +68,14 @@ def test_step_foot_landing_slipping_and_phase_error():
     # foot 1 in the air at height 0.2: no reward, no slip, air time grows; sin(pi/2 + pi) = -1: stance target 0
     physics.foot_xpos[0, 1] = (0.0, 0.0, 0.22)
     legs.contact[0, 1] = False
-    air, slip, error = feet.step_foot(0, 1, physics, robot, legs, params, True, phase, 1.0, 0.0, False)
+    air, slip, error = feet.step_foot(0, 1, physics, robot, legs, params, FLAT, True, phase, 1.0, 0.0, False)
     assert (air, slip) == (0.0, 0.0) and error == pytest.approx(0.2**2) and legs.air_time[0, 1] == pytest.approx(0.02)
 
 
 def test_place_feet_takes_the_current_positions():
     robot, physics, legs = rec.robot(foot_offset=0.02), rec.physics(), rec.legs()
     physics.foot_xpos[0] = ((1.0, 2.0, 0.03), (4.0, 5.0, 0.06))
-    feet.place_feet(0, physics, robot, legs)
+    feet.place_feet(0, physics, robot, legs, FLAT)
     np.testing.assert_array_equal(legs.previous_foot_pos[0], physics.foot_xpos[0])
     np.testing.assert_allclose(legs.foot_height[0], (0.01, 0.04))
 

@@ -162,6 +162,7 @@ class _RolloutSums:
         self.terms: dict[str, float] = {}
         self.reward, self.valid_steps, self.diverged = 0.0, 0, 0
         self.any_masked = False
+        self.terrain_levels: dict[int, float] = {}  # shard's first row -> mean terrain level at its last step
 
 
 class Collector:
@@ -300,6 +301,8 @@ class Collector:
         stats["episode/finished"] = float(self.episodes.finished)
         if sums.diverged:
             stats["env/diverged"] = float(sums.diverged)
+        if sums.terrain_levels:
+            stats["env/terrain_level"] = float(np.mean(list(sums.terrain_levels.values())))
         return stats
 
     def _act(self, sh: _Shard, t: int, storage: RolloutStorage) -> np.ndarray:
@@ -353,6 +356,8 @@ class Collector:
             sums.terms[k] = sums.terms.get(k, 0.0) + float(v.sum() if all_valid else v[valid].sum())
         if "diverged" in info:
             sums.diverged += int(np.count_nonzero(info["diverged"]))
+        if "terrain_level" in info:  # a terrain task's curriculum
+            sums.terrain_levels[sh.lo] = float(np.mean(info["terrain_level"]))
 
         self._set_obs(sh, obs, info)
         sums.obs_mom += EmpiricalNormalizer.moments(sh.obs)

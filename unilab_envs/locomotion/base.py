@@ -31,3 +31,10 @@ def has_fallen(gz, height, params):
 def velocity_errors(command, i, vx, vy, wz):
     """Squared tracking errors ``(planar velocity, yaw rate)`` of env ``i`` against its command."""
     return (command[i, 0] - vx) ** 2 + (command[i, 1] - vy) ** 2, (command[i, 2] - wz) ** 2
+
+
+@nb.njit(inline="always", cache=True)
+def above_ground(base, ground_z):
+    """:func:`base_state`'s tuple with the height measured from ``ground_z`` (the ground under the base)."""
+    vx, vy, vz, wx, wy, wz, gx, gy, gz, height = base
+    return vx, vy, vz, wx, wy, wz, gx, gy, gz, height - ground_z

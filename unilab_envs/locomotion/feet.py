@@ -1,6 +1,7 @@
 """Foot terms: contact, air time, slip and the gait-phase clearance error, one foot at a time.
 
-A foot is in contact while its height (z minus ``Robot.foot_offset``) is below
+A foot is in contact while its height (z minus ``Robot.foot_offset`` minus the ground
+under it, :mod:`unilab_envs.locomotion.ground`) is below
 ``Params.contact_height``. ``step_foot`` updates the foot's state in place and returns
 its contributions to three reward terms:
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 import numba as nb
 
 from unilab_envs.locomotion.gait import swing_target
+from unilab_envs.locomotion.ground import ground_at
 from unilab_envs.locomotion.precision import per_dt, shifted_sin
 
 
@@ -27,14 +29,14 @@ def touchdown_reward(air_time, target, clip):
 
 
 @nb.njit(inline="always", cache=True)
-def step_foot(i, f, physics, robot, legs, params, moving, phase, sin_phase, cos_phase, float32_math):
+def step_foot(i, f, physics, robot, legs, params, ground, moving, phase, sin_phase, cos_phase, float32_math):
     """Advance foot ``f`` of env ``i`` by one control step; return ``(air_reward, slip, phase_error)``.
 
     ``float32_math`` is ``params.float32_math``, passed as a compile-time constant by the kernels.
     """
     g = robot.foot_ids[f]
     px, py, pz = physics.foot_xpos[i, g, 0], physics.foot_xpos[i, g, 1], physics.foot_xpos[i, g, 2]
-    h = pz - robot.foot_offset
+    h = pz - robot.foot_offset - ground_at(ground, px, py)
     legs.foot_height[i, f] = h
     in_contact = h < params.contact_height
     first_contact = in_contact and not legs.contact[i, f] and legs.air_time[i, f] > 0.0
@@ -57,10 +59,11 @@ def step_foot(i, f, physics, robot, legs, params, moving, phase, sin_phase, cos_
 
 
 @nb.njit(inline="always", cache=True)
-def place_feet(i, physics, robot, legs):
+def place_feet(i, physics, robot, legs, ground):
     """After a reset: take the feet's current positions and heights as their last ones."""
     for f in range(robot.foot_ids.shape[0]):
         g = robot.foot_ids[f]
         for d in range(3):
             legs.previous_foot_pos[i, f, d] = physics.foot_xpos[i, g, d]
-        legs.foot_height[i, f] = physics.foot_xpos[i, g, 2] - robot.foot_offset
+        x, y = physics.foot_xpos[i, g, 0], physics.foot_xpos[i, g, 1]
+        legs.foot_height[i, f] = physics.foot_xpos[i, g, 2] - robot.foot_offset - ground_at(ground, x, y)

@@ -24,10 +24,11 @@ from __future__ import annotations
 import numba as nb
 
 from unilab_envs.core.prefetch import PREFETCH_DISTANCE, prefetch_row
-from unilab_envs.locomotion.base import base_state, has_fallen, velocity_errors
+from unilab_envs.locomotion.base import above_ground, base_state, has_fallen, velocity_errors
 from unilab_envs.locomotion.commands import is_moving, resample_due, sample_command
 from unilab_envs.locomotion.feet import place_feet, step_foot
 from unilab_envs.locomotion.gait import advance_phase
+from unilab_envs.locomotion.ground import base_ground, track_walk, write_height_scan
 from unilab_envs.locomotion.joints import joint_sums
 from unilab_envs.locomotion.observation import write_base_obs
 from unilab_envs.locomotion.precision import phase_sin_cos
@@ -45,11 +46,11 @@ def blocks(n):
 
 @nb.njit(inline="always", cache=True)
 def step_env(i, obs, privileged_obs, reward_terms, reward, terminated, episode_step, rng,
-             layout, physics, robot, legs, params, commands, weights, clip_scale, f32):  # fmt: skip
+             layout, physics, robot, legs, ground, params, commands, weights, clip_scale, f32):  # fmt: skip
     """Env ``i``'s share of :func:`compute` (``clip_scale = weights[-1] / dt``, ``f32 = params.float32_math``)."""
     prefetch_row(physics.qpos, i + PREFETCH_DISTANCE)  # qpos / qvel are rows of the batch state, far apart
     prefetch_row(physics.qvel, i + PREFETCH_DISTANCE)
-    base = base_state(i, physics.qpos, physics.qvel, robot.root_q, robot.root_d)
+    base = above_ground(base_state(i, physics.qpos, physics.qvel, robot.root_q, robot.root_d), base_ground(i, physics, robot, ground))
     moving = is_moving(legs.command, i)
     sums = joint_sums(i, obs, privileged_obs, layout, physics, robot, legs)
 
@@ -60,7 +61,7 @@ def step_env(i, obs, privileged_obs, reward_terms, reward, terminated, episode_s
     slip = 0.0
     phase_error = 0.0
     for f in range(robot.foot_ids.shape[0]):
-        air, foot_slip, error = step_foot(i, f, physics, robot, legs, params, moving, phase, sin_phase, cos_phase, f32)
+        air, foot_slip, error = step_foot(i, f, physics, robot, legs, params, ground, moving, phase, sin_phase, cos_phase, f32)
         air_reward += air
         slip += foot_slip
         phase_error += error
@@ -70,15 +71,17 @@ def step_env(i, obs, privileged_obs, reward_terms, reward, terminated, episode_s
     write_rewards(i, reward_terms, reward, weights, clip_scale, params, base, lin_error, yaw_error, sums,
                   (air_reward, slip, phase_error), moving, fell, f32)  # fmt: skip
     terminated[i] = fell
+    track_walk(i, physics, robot, ground, legs.command, params.dt)
 
     if resample_due(episode_step[i], commands):
         sample_command(i, legs.command, rng, commands)
     write_base_obs(i, obs, privileged_obs, layout, base, legs.command, sin_phase, cos_phase, legs)
+    write_height_scan(i, obs, privileged_obs, layout, physics, robot, ground)
 
 
 @nb.njit(cache=True, _nrt=False)
 def step_block(lo, hi, obs, privileged_obs, reward_terms, reward, terminated, episode_step, rng,
-               layout, physics, robot, legs, params, commands, weights, clip_scale):  # fmt: skip
+               layout, physics, robot, legs, ground, params, commands, weights, clip_scale):  # fmt: skip
     """:func:`step_env` for envs ``lo:hi``.
 
     One inlined copy of the env step per precision, each with the flag as a constant, so
@@ -87,22 +90,22 @@ def step_block(lo, hi, obs, privileged_obs, reward_terms, reward, terminated, ep
     if params.float32_math:
         for i in range(lo, hi):
             step_env(i, obs, privileged_obs, reward_terms, reward, terminated, episode_step, rng,
-                     layout, physics, robot, legs, params, commands, weights, clip_scale, True)  # fmt: skip
+                     layout, physics, robot, legs, ground, params, commands, weights, clip_scale, True)  # fmt: skip
     else:
         for i in range(lo, hi):
             step_env(i, obs, privileged_obs, reward_terms, reward, terminated, episode_step, rng,
-                     layout, physics, robot, legs, params, commands, weights, clip_scale, False)  # fmt: skip
+                     layout, physics, robot, legs, ground, params, commands, weights, clip_scale, False)  # fmt: skip
 
 
 @nb.njit(parallel=True, cache=True, _nrt=False)
 def compute(obs, privileged_obs, reward_terms, reward, terminated, episode_step, rng,
-            layout, physics, robot, legs, params, commands, weights):  # fmt: skip
+            layout, physics, robot, legs, ground, params, commands, weights):  # fmt: skip
     """One control step's observations ``(N, O)``, ``(N, P)``, reward terms ``(N, 17)``, reward and terminations."""
     clip_scale = weights[weights.shape[0] - 1] / params.dt
     n = obs.shape[0]
     for b in nb.prange(blocks(n)):
         step_block(b * ROWS_PER_BLOCK, min(n, (b + 1) * ROWS_PER_BLOCK), obs, privileged_obs, reward_terms, reward,
-                   terminated, episode_step, rng, layout, physics, robot, legs, params, commands, weights, clip_scale)  # fmt: skip
+                   terminated, episode_step, rng, layout, physics, robot, legs, ground, params, commands, weights, clip_scale)  # fmt: skip
 
 
 @nb.njit(cache=True)
@@ -113,25 +116,27 @@ def reset_envs(ids, rng, physics, robot, legs, reset, commands):
 
 
 @nb.njit(inline="always", cache=True)
-def observe_env(i, obs, privileged_obs, layout, physics, robot, legs, params):
+def observe_env(i, obs, privileged_obs, layout, physics, robot, legs, ground, params):
     """Env ``i``'s share of :func:`observe`."""
-    place_feet(i, physics, robot, legs)
+    place_feet(i, physics, robot, legs, ground)
     joint_sums(i, obs, privileged_obs, layout, physics, robot, legs)  # for its observation slots
-    base = base_state(i, physics.qpos, physics.qvel, robot.root_q, robot.root_d)
+    base = above_ground(base_state(i, physics.qpos, physics.qvel, robot.root_q, robot.root_d), base_ground(i, physics, robot, ground))
     sin_phase, cos_phase = phase_sin_cos(legs.phase[i], params.float32_math)
     write_base_obs(i, obs, privileged_obs, layout, base, legs.command, sin_phase, cos_phase, legs)
+    write_height_scan(i, obs, privileged_obs, layout, physics, robot, ground)
 
 
 @nb.njit(cache=True, _nrt=False)
-def observe_block(lo, hi, ids, obs, privileged_obs, layout, physics, robot, legs, params):
+def observe_block(lo, hi, ids, obs, privileged_obs, layout, physics, robot, legs, ground, params):
     """:func:`observe_env` for rows ``ids[lo:hi]``."""
     for k in range(lo, hi):
-        observe_env(ids[k], obs, privileged_obs, layout, physics, robot, legs, params)
+        observe_env(ids[k], obs, privileged_obs, layout, physics, robot, legs, ground, params)
 
 
 @nb.njit(parallel=True, cache=True, _nrt=False)
-def observe(ids, obs, privileged_obs, layout, physics, robot, legs, params):
+def observe(ids, obs, privileged_obs, layout, physics, robot, legs, ground, params):
     """Observations of rows ``ids`` after a reset: feet placed, every slot written from the current state."""
     n = ids.shape[0]
     for b in nb.prange(blocks(n)):
-        observe_block(b * ROWS_PER_BLOCK, min(n, (b + 1) * ROWS_PER_BLOCK), ids, obs, privileged_obs, layout, physics, robot, legs, params)
+        observe_block(b * ROWS_PER_BLOCK, min(n, (b + 1) * ROWS_PER_BLOCK), ids, obs, privileged_obs, layout, physics, robot, legs,
+                      ground, params)

@@ -3,9 +3,10 @@
 A legged task names its groups (``linvel``, ``gyro``, ``gravity``, ``joint_pos``,
 ``joint_vel``, ``last_action``, ``command``, ``phase`` for the policy; any of
 ``linvel``, ``gyro``, ``gravity``, ``height``, ``foot_contact``, ``foot_air_time``,
-``foot_height``, ``actuator_force`` for the critic) in the order it likes;
+``foot_height``, ``actuator_force`` for the critic) in the order it likes, and on a
+terrain ``height_scan`` (one float per scan point) in either or both;
 :func:`obs_layout` checks their sizes and gives the kernels one offset per group
-(``-1``: the critic does not see it).
+(``-1``: that observation does not have it).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import numba as nb
 
 POLICY_GROUPS = ("linvel", "gyro", "gravity", "joint_pos", "joint_vel", "last_action", "command", "phase")
 PRIVILEGED_GROUPS = ("linvel", "gyro", "gravity", "height", "foot_contact", "foot_air_time", "foot_height", "actuator_force")
+OPTIONAL_GROUPS = ("height_scan",)  # in the policy, the critic, or both
 
 
 class ObsLayout(NamedTuple):
@@ -37,24 +39,30 @@ class ObsLayout(NamedTuple):
     priv_foot_air_time: int
     priv_foot_height: int
     priv_actuator_force: int
+    obs_height_scan: int = -1
+    priv_height_scan: int = -1
 
 
-def obs_layout(policy: dict[str, slice], privileged: dict[str, slice], num_joints: int, num_feet: int) -> ObsLayout:
+def obs_layout(policy: dict[str, slice], privileged: dict[str, slice], num_joints: int, num_feet: int,
+               num_scan_points: int = 0) -> ObsLayout:
     """The :class:`ObsLayout` of a task's group dicts; raises ``ValueError`` on a missing, unknown or mis-sized group."""
     sizes = {"linvel": 3, "gyro": 3, "gravity": 3, "joint_pos": num_joints, "joint_vel": num_joints,
              "last_action": num_joints, "command": 3, "phase": 2, "height": 1, "foot_contact": num_feet,
-             "foot_air_time": num_feet, "foot_height": num_feet, "actuator_force": num_joints}  # fmt: skip
+             "foot_air_time": num_feet, "foot_height": num_feet, "actuator_force": num_joints,
+             "height_scan": num_scan_points}  # fmt: skip
     missing = [g for g in POLICY_GROUPS if g not in policy]
     if missing:
         raise ValueError(f"the policy observation lacks groups {missing}; a locomotion task has all of {list(POLICY_GROUPS)}")
-    for where, groups, known in (("policy", policy, POLICY_GROUPS), ("privileged", privileged, PRIVILEGED_GROUPS)):
+    for where, groups, known in (("policy", policy, POLICY_GROUPS + OPTIONAL_GROUPS),
+                                 ("privileged", privileged, PRIVILEGED_GROUPS + OPTIONAL_GROUPS)):
         for name, s in groups.items():
             if name not in known:
                 raise ValueError(f"unknown {where} observation group {name!r}; the locomotion kernels write {list(known)}")
             if s.stop - s.start != sizes[name]:
                 raise ValueError(f"{where} observation group {name!r} spans {s.stop - s.start} floats, it holds {sizes[name]}")
     offsets = [policy[g].start for g in POLICY_GROUPS] + [privileged[g].start if g in privileged else -1 for g in PRIVILEGED_GROUPS]
-    return ObsLayout(*offsets)
+    scan = [groups["height_scan"].start if "height_scan" in groups else -1 for groups in (policy, privileged)]
+    return ObsLayout(*offsets, *scan)
 
 
 @nb.njit(inline="always", cache=True)

@@ -90,3 +90,25 @@ class Params(NamedTuple):
     clip_air_time: bool  # feet_air_time adds clip(air - target, 0, target) (else air - target, unclipped)
     clip_termination: bool  # positive_clip also offsets the termination penalty (else it stays outside the clip)
     float32_math: bool  # see :mod:`unilab_envs.locomotion.precision`
+
+
+class Ground(NamedTuple):
+    """The ground heights are measured from, the height scan's points, and the walk the curriculum judges.
+
+    A flat task's ground (:func:`~unilab_envs.locomotion.ground.flat_ground`) has
+    ``flat=True``: heights are world z, as on a plane at z = 0, nothing is looked up, and
+    the per-env arrays are empty. A terrain task's holds its heightfield and ``(N, ...)`` arrays.
+    The first five fields are those of a :class:`~unilab_envs.terrain.TerrainMap`, so the
+    terrain lookups take the ground itself (Numba's parallel loops take no nested records).
+    """
+
+    heights: np.ndarray  # (nx, ny) float64 m: the ground at (x0 + ix * spacing, y0 + iy * spacing)
+    x0: float
+    y0: float
+    spacing: float
+    inv_spacing: float
+    flat: bool  # z = 0 everywhere: no lookup, no scan, no distance tracking
+    scan_points: np.ndarray  # (S, 2) float64 xy of the height scan in the base's heading frame (S may be 0)
+    spawn_xy: np.ndarray  # (N, 2) where each env's episode started (world xy)
+    walked: np.ndarray  # (N,) m from the spawn point at the last step
+    commanded: np.ndarray  # (N,) m the commands asked for so far this episode (sum of |v_xy command| * dt)

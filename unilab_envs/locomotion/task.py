@@ -10,7 +10,9 @@ the observation layout::
 
 The layout is checked against the robot when the class is made (at import). The reward terms are
 :data:`~unilab_envs.locomotion.rewards.REWARD_NAMES`; the kernels are
-:mod:`unilab_envs.locomotion.kernels`.
+:mod:`unilab_envs.locomotion.kernels`. The ground is flat (z = 0) unless a task overrides
+:meth:`LocomotionTask.load_model` and :meth:`LocomotionTask.make_ground` (a terrain task,
+e.g. :mod:`unilab_envs.tasks.go1_rough`).
 """
 
 from __future__ import annotations
@@ -25,8 +27,9 @@ from unilab_envs.core.task import Task
 from unilab_envs.locomotion import kernels
 from unilab_envs.locomotion.actions import apply_actions
 from unilab_envs.locomotion.config import LocomotionConfig, kernel_records
+from unilab_envs.locomotion.ground import flat_ground
 from unilab_envs.locomotion.observation import ObsLayout, obs_layout
-from unilab_envs.locomotion.records import Legs, Physics
+from unilab_envs.locomotion.records import Ground, Legs, Physics
 from unilab_envs.locomotion.rewards import REWARD_NAMES
 from unilab_envs.locomotion.robot import LeggedRobot, resolve_robot
 
@@ -41,16 +44,20 @@ class LocomotionTask(Task):
     reward_names = REWARD_NAMES
     state_names = ("last_action", "_previous_action", "command", "phase", "_contact", "_air_time", "_foot_height", "_previous_foot_pos")
 
-    def __init_subclass__(cls, *, config: type[LocomotionConfig], legged: LeggedRobot, obs_groups: dict[str, slice],
-                          privileged_obs_groups: dict[str, slice] | None = None, **kwargs: Any) -> None:  # fmt: skip
+    def __init_subclass__(cls, *, config: type[LocomotionConfig] | None = None, legged: LeggedRobot | None = None,
+                          obs_groups: dict[str, slice] | None = None, privileged_obs_groups: dict[str, slice] | None = None,
+                          num_scan_points: int = 0, **kwargs: Any) -> None:  # fmt: skip
         super().__init_subclass__(**kwargs)
+        if legged is None:  # an intermediate base (e.g. TerrainLocomotionTask): a robot's subclass gives the rest
+            return
         cls.config_class, cls.legged, cls.tracking_body = config, legged, legged.root_body
+        cls.num_scan_points = num_scan_points
         cls.obs_groups, cls.privileged_obs_groups = dict(obs_groups), dict(privileged_obs_groups or {})
-        cls.layout = obs_layout(cls.obs_groups, cls.privileged_obs_groups, len(legged.joint_names), len(legged.foot_names))
+        cls.layout = obs_layout(cls.obs_groups, cls.privileged_obs_groups, len(legged.joint_names), len(legged.foot_names), num_scan_points)
 
     def __init__(self, **config: Any) -> None:
         cfg = build_config(self.config_class, config, kind=f"{type(self).__name__} config key")
-        model = load_model(cfg.model_path, cfg.sim_dt)
+        model = self.load_model(cfg)
         super().__init__(model, cfg)
         self.robot, self._keyframe = resolve_robot(model, self.legged, cfg.soft_joint_limit)
         self._home = self.robot.home  # (J,) home pose: the zero of the actions and of joint_pos
@@ -65,6 +72,14 @@ class LocomotionTask(Task):
     reward_weights = property(lambda self: self._weights)
     reset_keyframe = property(lambda self: self._keyframe)
 
+    def load_model(self, cfg: LocomotionConfig):
+        """The MuJoCo model of the task: the robot's MJCF (its floor plane) unless a terrain task says otherwise."""
+        return load_model(cfg.model_path, cfg.sim_dt)
+
+    def make_ground(self, num_envs: int) -> Ground:
+        """The ground heights are measured from: flat (z = 0) unless a terrain task says otherwise."""
+        return flat_ground()
+
     def bind(self, batch, num_envs: int) -> None:
         n, joints, feet = num_envs, self.action_size, len(self.legged.foot_names)
         self.physics = Physics(batch.bind("qpos"), batch.bind("qvel"), batch.bind(self.legged.foot_positions), batch.bind("actuator_force"))
@@ -77,17 +92,18 @@ class LocomotionTask(Task):
         self._air_time = np.zeros((n, feet))
         self._foot_height = np.zeros((n, feet))
         self._previous_foot_pos = np.zeros((n, feet, 3))
-        self.legs = Legs(*(getattr(self, name) for name in self.state_names))  # the same arrays, by name
+        self.legs = Legs(*(getattr(self, name) for name in LocomotionTask.state_names))  # the same arrays, by name
+        self.ground = self.make_ground(n)
 
     def apply_actions(self, actions: np.ndarray) -> None:
         apply_actions(actions, self._ctrl, self.legs, self.robot, self.config.action_scale)
 
     def compute(self, obs, privileged_obs, reward_terms, reward, terminated, episode_step, rng) -> None:
         kernels.compute(obs, privileged_obs, reward_terms, reward, terminated, episode_step, rng,
-                        self.layout, self.physics, self.robot, self.legs, self.params, self.commands, self._weights)  # fmt: skip
+                        self.layout, self.physics, self.robot, self.legs, self.ground, self.params, self.commands, self._weights)  # fmt: skip
 
     def reset_envs(self, ids: np.ndarray, rng: np.ndarray) -> None:
         kernels.reset_envs(ids, rng, self.physics, self.robot, self.legs, self.reset_ranges, self.commands)
 
     def observe(self, ids: np.ndarray, obs, privileged_obs) -> None:
-        kernels.observe(ids, obs, privileged_obs, self.layout, self.physics, self.robot, self.legs, self.params)
+        kernels.observe(ids, obs, privileged_obs, self.layout, self.physics, self.robot, self.legs, self.ground, self.params)

@@ -1,0 +1,88 @@
+"""``TerrainLocomotionTask``: a legged joystick task on generated terrain, with a curriculum and a height scan.
+
+On top of :class:`~unilab_envs.locomotion.task.LocomotionTask` it replaces the robot's
+floor by a heightfield of tiles (:mod:`unilab_envs.terrain`, generated from
+``terrain_seed``), measures heights from the ground under the robot
+(:mod:`unilab_envs.locomotion.ground`), moves each env through the tiles
+(:mod:`unilab_envs.locomotion.curriculum`) and writes a height scan: the base's height
+above the ground at :data:`SCAN_POINTS` (legged_gym's 17 x 11 grid at 10 cm, 1.6 m x 1.0 m,
+turned with the base's heading), always for the critic and, with
+``policy_height_scan``, for the policy too (its group must then come last).
+``info["terrain_level"]`` holds each env's level.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from unilab_envs.core.config import require
+from unilab_envs.locomotion.config import LocomotionConfig
+from unilab_envs.locomotion.curriculum import reset_on_terrain, start_curriculum
+from unilab_envs.locomotion.ground import terrain_ground
+from unilab_envs.locomotion.records import Ground
+from unilab_envs.locomotion.task import LocomotionTask
+from unilab_envs.terrain import TerrainConfig, generate_terrain, scan_points, terrain_model
+
+SCAN_POINTS = scan_points(17, 11, 0.1)  # (187, 2) base-frame xy, x-major
+
+
+@dataclass(frozen=True, kw_only=True)
+class TerrainLocomotionConfig(LocomotionConfig):
+    """The shared locomotion config plus the terrain, its seed, the policy's scan and the curriculum's rule."""
+
+    terrain: TerrainConfig = TerrainConfig()
+    terrain_seed: int = 0  # the terrain is generated from it: the same seed, the same tiles
+    policy_height_scan: bool = True  # the policy sees the height scan (the critic always does)
+    max_init_level: int = 2  # first episodes start on levels 0..max_init_level
+    demote_fraction: float = 0.5  # an episode that walks less than this share of its commanded distance drops a level
+    spawn_clearance: float = 0.3  # m: the robot spawns above the highest ground within this distance (square)
+
+    def validate(self) -> None:
+        super().validate()
+        self.terrain.validate()
+        require(self.max_init_level >= 0, f"max_init_level must be >= 0, got {self.max_init_level}")
+        require(0.0 <= self.demote_fraction <= 1.0, f"demote_fraction must be in [0, 1], got {self.demote_fraction}")
+        require(self.spawn_clearance >= 0.0, f"spawn_clearance must be >= 0, got {self.spawn_clearance}")
+
+
+class TerrainLocomotionTask(LocomotionTask):
+    """A :class:`LocomotionTask` on terrain (see the module docstring); a robot subclasses it as it would ``LocomotionTask``."""
+
+    config: TerrainLocomotionConfig
+    state_names = LocomotionTask.state_names + ("_spawn_xy", "_walked", "_commanded", "_level", "_column")
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(num_scan_points=len(SCAN_POINTS), **kwargs)
+
+    def __init__(self, **config: Any) -> None:
+        super().__init__(**config)
+        if not self.config.policy_height_scan:
+            scan = self.obs_groups["height_scan"]
+            if scan.stop != self._obs_size:
+                raise ValueError(f"{type(self).__name__}: the policy's height_scan group must come last to be optional")
+            self.obs_groups = {k: v for k, v in self.obs_groups.items() if k != "height_scan"}
+            self._obs_size = scan.start
+            self.layout = self.layout._replace(obs_height_scan=-1)
+
+    def load_model(self, cfg: TerrainLocomotionConfig):
+        self.terrain = generate_terrain(cfg.terrain, cfg.terrain_seed)
+        return terrain_model(cfg.model_path, self.terrain.map, cfg.sim_dt)
+
+    def make_ground(self, num_envs: int) -> Ground:
+        ground = terrain_ground(self.terrain.map, SCAN_POINTS, num_envs)
+        cfg = self.config
+        self.course = start_curriculum(num_envs, self.terrain.tile_centers, 0.5 * cfg.terrain.tile_size, cfg.demote_fraction,
+                                       cfg.max_init_level, cfg.spawn_clearance)  # fmt: skip
+        self._spawn_xy, self._walked, self._commanded = ground.spawn_xy, ground.walked, ground.commanded
+        self._level, self._column = self.course.level, self.course.column
+        return ground
+
+    def reset_envs(self, ids: np.ndarray, rng: np.ndarray) -> None:
+        super().reset_envs(ids, rng)
+        reset_on_terrain(ids, rng, self.physics, self.robot, self.ground, self.course)
+
+    def task_info(self) -> dict[str, np.ndarray]:
+        return {"terrain_level": self.course.level.astype(np.float32)}
