@@ -2,6 +2,8 @@
 
     python examples/film_joystick.py policies/g1_joystick --out docs/g1_walk.gif
     python examples/film_joystick.py runs/go1 --out go1.gif --script "1.0,0,0:4 0,0,1.0:4 0,0,0:3"
+    python examples/film_joystick.py policies/go1_rough --out stairs.gif --script "0.5,0,0:8" \
+        terrain.types=[stairs_up] init_levels=[5,5]      # task keywords on top of the run's
 
 ``--script``: space-separated ``vx,vy,yaw:seconds`` segments, held in turn (the task's own
 command resampling is switched off). The deterministic policy drives env 0 of a 1-env
@@ -17,6 +19,7 @@ import numpy as np
 import torch
 
 import unilab_envs  # noqa: F401  (registers UniLab/*; picks a GL backend)
+from unilab_envs.config import deep_merge, parse_overrides
 from trainers.common.video import VideoRecorder
 from trainers.ppo.envs import make_vec_env
 from trainers.ppo.evaluate import load_policy
@@ -43,10 +46,12 @@ def main() -> None:
     p.add_argument("--every", type=int, default=2, help="render every N-th control step (default 2)")
     p.add_argument("--size", type=int, nargs=2, default=(320, 240), metavar=("W", "H"), help="frame size (default 320 240)")
     p.add_argument("--seed", type=int, default=3)
+    p.add_argument("overrides", nargs="*", help="task keywords on top of the run's, key=value (terrain.types=[stairs_up])")
     args = p.parse_args()
 
     policy, cfg, _ = load_policy(args.run)
-    kwargs = {**cfg.env_kwargs, "command_resample_time": 1e6, "spread_episode_starts": False,
+    task_kwargs = deep_merge(cfg.env_kwargs, parse_overrides(args.overrides, example="terrain.types=[stairs_up]"))
+    kwargs = {**task_kwargs, "command_resample_time": 1e6, "spread_episode_starts": False,
               "render_width": args.size[0], "render_height": args.size[1]}
     env = make_vec_env(cfg.task, 1, kwargs, cfg.vectorization_mode, render_mode="rgb_array")
     base = env.unwrapped

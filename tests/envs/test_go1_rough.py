@@ -101,6 +101,15 @@ def test_robots_start_standing_on_a_tile_centre_above_the_ground():
     env.close()
 
 
+def test_a_chosen_level_and_type_place_every_env_there():
+    env = gym.make_vec(TASK, num_envs=8, init_levels=(2, 2), terrain={**SMALL["terrain"], "types": ["stairs_up"]})
+    env.reset(seed=0)
+    assert set(env.task.course.level) == {2} and set(env.task.course.column) == {0}
+    env.close()
+    with pytest.raises(ValueError, match="init_levels"):
+        gym.make_vec(TASK, num_envs=1, init_levels=(1, 3), **SMALL)  # only 3 levels
+
+
 def test_the_terrain_is_the_seeds_and_a_flat_terrain_is_flat():
     a = gym.make_vec(TASK, num_envs=1, terrain_seed=1, **SMALL)
     b = gym.make_vec(TASK, num_envs=1, terrain_seed=1, **SMALL)
@@ -115,13 +124,13 @@ def test_the_terrain_is_the_seeds_and_a_flat_terrain_is_flat():
         env.close()
 
 
-def curriculum_case(level: int, walked: float, commanded: float, max_init_level: int = 1):
+def curriculum_case(level: int, walked: float, commanded: float, init_levels: tuple[int, int] = (0, 1)):
     """One env on a 4-level x 2-type grid of 4 m tiles over a ground rising 0.1 m per metre in x."""
     xs = np.arange(0.0, 20.0, 0.5)
     heights = np.repeat((0.1 * xs)[:, None], 40, axis=1)
     ground = terrain_ground(TerrainMap(heights, 0.0, 0.0, 0.5, 2.0), np.zeros((0, 2)), 1)
     centers = np.array([[[2.0 + 4 * lv, 2.0 + 4 * t] for t in range(2)] for lv in range(4)])
-    course = start_curriculum(1, centers, 2.0, 0.5, max_init_level, 0.3)
+    course = start_curriculum(1, centers, 2.0, 0.5, init_levels, 0.3)
     course.level[0], course.column[0] = level, 1
     ground.walked[0], ground.commanded[0] = walked, commanded
     physics, robot = rec.physics(), rec.robot()
@@ -150,5 +159,6 @@ def test_curriculum_moves_one_level_by_the_walk(level, walked, commanded, expect
 def test_curriculum_past_the_top_goes_to_a_random_level_and_first_episodes_start_low():
     levels = {int(curriculum_case(3, 5.0, 1.0)[0].level[0])}
     assert levels <= set(range(4))
-    course = curriculum_case(-1, 0.0, 0.0, max_init_level=1)[0]
+    course = curriculum_case(-1, 0.0, 0.0, init_levels=(0, 1))[0]
     assert course.level[0] in (0, 1) and course.column[0] in (0, 1)
+    assert curriculum_case(-1, 0.0, 0.0, init_levels=(2, 2))[0].level[0] == 2

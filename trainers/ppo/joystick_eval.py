@@ -67,13 +67,15 @@ def base_velocity(batch, model: mujoco.MjModel) -> tuple[np.ndarray, np.ndarray]
 
 
 def measure_commands(checkpoint: str | Path, speeds: list[float], seconds: float = 10.0, num_envs: int = 32,
-                     settle_s: float = 2.0, seed: int = 12345, device: str = "cpu") -> list[CommandResult]:
+                     settle_s: float = 2.0, seed: int = 12345, device: str = "cpu",
+                     env_kwargs: dict | None = None) -> list[CommandResult]:
     """Hold each forward-speed command for ``seconds`` on ``num_envs`` envs and measure the gait.
 
     The command is fixed through the task's own keywords (``command_vx=(v, v)``,
     ``command_vy=(0, 0)``, ``command_yaw=(0, 0)``, no zero commands); the first
     ``settle_s`` seconds (acceleration) are left out of the mean. Envs run on the bare task
-    (no sim-to-real wrappers), as the target is stated.
+    (no sim-to-real wrappers), as the target is stated. ``env_kwargs`` are task keywords on
+    top of the run's (e.g. a terrain task's ``terrain={"types": ["flat"]}``).
     """
     from .envs import make_vec_env
     from .evaluate import load_policy
@@ -81,7 +83,7 @@ def measure_commands(checkpoint: str | Path, speeds: list[float], seconds: float
     policy, cfg, _ = load_policy(checkpoint, device)
     results = []
     for v in speeds:
-        kwargs = {**cfg.env_kwargs, "command_vx": (v, v), "command_vy": (0.0, 0.0), "command_yaw": (0.0, 0.0),
+        kwargs = {**cfg.env_kwargs, **(env_kwargs or {}), "command_vx": (v, v), "command_vy": (0.0, 0.0), "command_yaw": (0.0, 0.0),
                   "zero_command_probability": 0.0, "spread_episode_starts": False}
         env = make_vec_env(cfg.task, num_envs, kwargs, cfg.vectorization_mode)
         try:

@@ -7,7 +7,7 @@ its spawn point than ``promote_distance`` (half a tile) moves one level up, one 
 walked less than ``demote_fraction`` of the distance its commands asked for moves one
 level down (never below 0), and one that passes the top level goes to a random level,
 so the hardest tiles never hoard the envs that solved them. The first episode of an env
-draws its column and a level up to ``max_init_level`` from the env's own random stream,
+draws its column and a level in ``init_levels`` from the env's own random stream,
 so env ``i`` of a batch starts where a single env with the same seed starts.
 """
 
@@ -31,16 +31,17 @@ class Curriculum(NamedTuple):
     tile_centers: np.ndarray  # (L, T, 2) world xy of each tile's centre
     promote_distance: float  # m walked from the spawn point that earns the next level
     demote_fraction: float  # share of the commanded distance below which an env drops a level
-    max_init_level: int  # first episodes start on levels 0..max_init_level
+    init_low: int  # first episodes start on a level in init_low..init_high
+    init_high: int
     spawn_clearance: float  # m: half side of the square around the spawn point whose highest ground lifts the robot
 
 
 def start_curriculum(num_envs: int, tile_centers: np.ndarray, promote_distance: float, demote_fraction: float,
-                     max_init_level: int, spawn_clearance: float) -> Curriculum:  # fmt: skip
+                     init_levels: tuple[int, int], spawn_clearance: float) -> Curriculum:  # fmt: skip
     """A curriculum over ``num_envs`` envs that have not started yet."""
     return Curriculum(np.full(num_envs, -1, dtype=np.int64), np.zeros(num_envs, dtype=np.int64),
                       np.ascontiguousarray(tile_centers, dtype=np.float64), float(promote_distance), float(demote_fraction),
-                      int(max_init_level), float(spawn_clearance))  # fmt: skip
+                      int(init_levels[0]), int(init_levels[1]), float(spawn_clearance))  # fmt: skip
 
 
 @nb.njit(inline="always", cache=True)
@@ -85,7 +86,8 @@ def reset_on_terrain(ids, rng, physics, robot, ground, course):
     for i in ids:
         if course.level[i] < 0:
             course.column[i] = draw_index(rng, i, num_columns)
-            course.level[i] = draw_index(rng, i, min(course.max_init_level, num_levels - 1) + 1)
+            high = min(course.init_high, num_levels - 1)
+            course.level[i] = min(course.init_low, high) + draw_index(rng, i, high - min(course.init_low, high) + 1)
         else:
             course.level[i] = next_level(course.level[i], ground.walked[i], ground.commanded[i], num_levels, course, rng, i)
         center = course.tile_centers[course.level[i], course.column[i]]

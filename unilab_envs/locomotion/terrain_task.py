@@ -36,14 +36,16 @@ class TerrainLocomotionConfig(LocomotionConfig):
     terrain: TerrainConfig = TerrainConfig()
     terrain_seed: int = 0  # the terrain is generated from it: the same seed, the same tiles
     policy_height_scan: bool = True  # the policy sees the height scan (the critic always does)
-    max_init_level: int = 2  # first episodes start on levels 0..max_init_level
+    init_levels: tuple[int, int] = (0, 2)  # first episodes start on a level drawn from low..high (inclusive)
     demote_fraction: float = 0.5  # an episode that walks less than this share of its commanded distance drops a level
     spawn_clearance: float = 0.3  # m: the robot spawns above the highest ground within this distance (square)
 
     def validate(self) -> None:
         super().validate()
         self.terrain.validate()
-        require(self.max_init_level >= 0, f"max_init_level must be >= 0, got {self.max_init_level}")
+        low, high = self.init_levels
+        require(0 <= low <= high < self.terrain.num_levels,
+                f"init_levels must be (low, high) with 0 <= low <= high < terrain.num_levels ({self.terrain.num_levels}), got {self.init_levels}")
         require(0.0 <= self.demote_fraction <= 1.0, f"demote_fraction must be in [0, 1], got {self.demote_fraction}")
         require(self.spawn_clearance >= 0.0, f"spawn_clearance must be >= 0, got {self.spawn_clearance}")
 
@@ -75,7 +77,7 @@ class TerrainLocomotionTask(LocomotionTask):
         ground = terrain_ground(self.terrain.map, SCAN_POINTS, num_envs)
         cfg = self.config
         self.course = start_curriculum(num_envs, self.terrain.tile_centers, 0.5 * cfg.terrain.tile_size, cfg.demote_fraction,
-                                       cfg.max_init_level, cfg.spawn_clearance)  # fmt: skip
+                                       cfg.init_levels, cfg.spawn_clearance)  # fmt: skip
         self._spawn_xy, self._walked, self._commanded = ground.spawn_xy, ground.walked, ground.commanded
         self._level, self._column = self.course.level, self.course.column
         return ground
