@@ -16,8 +16,8 @@ import unilab_envs
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
-SHORT_NAMES = {"Go1": "UniLab/Go1Joystick-v0", "G1": "UniLab/G1Joystick-v0", "UR5": "UniLab/UR5Reach-v0",
-               "UR5Grasp": "UniLab/UR5Grasp-v0"}
+SHORT_NAMES = {"Go1": "UniLab/Go1Joystick-v0", "Go1Rough": "UniLab/Go1JoystickRough-v0", "G1": "UniLab/G1Joystick-v0",
+               "UR5": "UniLab/UR5Reach-v0", "UR5Grasp": "UniLab/UR5Grasp-v0"}
 
 
 def _task_table() -> dict[str, dict[str, str]]:

@@ -34,7 +34,8 @@ class TerrainConfig:
         num_levels: difficulty rows along +x (at least 2).
         types: one column of tiles per entry along +y, from :data:`TERRAIN_TYPES`
             (a type may repeat).
-        border: flat ground around the grid of tiles.
+        border: flat ground around the grid of tiles: wide enough that a robot on an edge tile
+            cannot walk off the heightfield (into the void) within an episode (20 s at up to 1 m/s).
         max_slope: slope angle of the ``"slope"`` tile at the hardest level (``d * max_slope``
             at difficulty ``d``); the tile is a pyramid whose sign alternates with the level
             (even levels rise toward the centre, odd levels fall toward it).
@@ -51,7 +52,7 @@ class TerrainConfig:
     resolution: float = 0.05
     num_levels: int = 10
     types: tuple[str, ...] = ("slope", "rough", "steps", "stairs_up", "stairs_down")
-    border: float = 3.0
+    border: float = 20.0
     max_slope: float = 0.35
     rough_amplitude: tuple[float, float] = (0.01, 0.06)
     step_height: tuple[float, float] = (0.02, 0.12)
