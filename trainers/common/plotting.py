@@ -10,7 +10,8 @@ from .logging import read_csv
 
 def plot_learning_curve(csv_path: str | Path, png_path: str | Path, title: str = "",
                         max_terms: int = 8) -> Path | None:
-    """Episode return (top) and the largest reward terms per step (bottom) vs env steps."""
+    """Episode return (top; with the success rate or a terrain task's mean level) and the largest
+    reward terms per step (bottom) vs env steps."""
     import matplotlib
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
@@ -28,6 +29,11 @@ def plot_learning_curve(csv_path: str | Path, png_path: str | Path, title: str =
         ax1b.plot(steps, cols["episode/success"], color="tab:green", alpha=0.7, label="success rate")
         ax1b.set_ylabel("success rate")
         ax1b.set_ylim(-0.05, 1.05)
+    elif "env/terrain_level" in cols:  # a terrain task: where its curriculum stands
+        ax1b = ax1.twinx()
+        ax1b.plot(steps, cols["env/terrain_level"], color="tab:brown", alpha=0.8, label="mean terrain level")
+        ax1b.set_ylabel("mean terrain level")
+        ax1b.legend(loc="lower right")
     ax1.set_ylabel("return")
     ax1.set_title(title or Path(csv_path).parent.name)
     ax1.grid(alpha=0.3)
