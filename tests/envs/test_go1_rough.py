@@ -162,3 +162,17 @@ def test_curriculum_past_the_top_goes_to_a_random_level_and_first_episodes_start
     course = curriculum_case(-1, 0.0, 0.0, init_levels=(0, 1))[0]
     assert course.level[0] in (0, 1) and course.column[0] in (0, 1)
     assert curriculum_case(-1, 0.0, 0.0, init_levels=(2, 2))[0].level[0] == 2
+
+
+def test_noise_wrappers_address_the_height_scan_by_name():
+    from wrappers import ObservationNoise
+
+    make = lambda: gym.make_vec(TASK, num_envs=64, **SMALL)  # noqa: E731
+    bare, noisy = make(), ObservationNoise(make(), scales={"height_scan": 0.05})
+    clean, _ = bare.reset(seed=5)
+    perturbed, _ = noisy.reset(seed=5)
+    scan, rest = OBS_GROUPS["height_scan"], slice(0, 50)
+    np.testing.assert_array_equal(perturbed[:, rest], clean[:, rest])
+    noise = (perturbed[:, scan] - clean[:, scan]).ravel()  # 64 x 187 draws
+    assert abs(noise.mean()) < 0.003 and noise.std() == pytest.approx(0.05, rel=0.05)
+    bare.close(), noisy.close()
