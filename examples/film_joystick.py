@@ -47,7 +47,7 @@ def main() -> None:
     p.add_argument("--size", type=int, nargs=2, default=(320, 240), metavar=("W", "H"), help="frame size (default 320 240)")
     p.add_argument("--seed", type=int, default=3)
     p.add_argument("overrides", nargs="*", help="task keywords on top of the run's, key=value (terrain.types=[stairs_up])")
-    args = p.parse_args()
+    args = p.parse_intermixed_args()  # overrides may follow the options
 
     policy, cfg, _ = load_policy(args.run)
     task_kwargs = deep_merge(cfg.env_kwargs, parse_overrides(args.overrides, example="terrain.types=[stairs_up]"))
