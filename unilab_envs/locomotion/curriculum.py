@@ -31,7 +31,7 @@ class Curriculum(NamedTuple):
     tile_centers: np.ndarray  # (L, T, 2) world xy of each tile's centre
     promote_distance: float  # m walked from the spawn point that earns the next level
     demote_fraction: float  # share of the commanded distance below which an env drops a level
-    init_low: int  # first episodes start on a level in init_low..init_high
+    init_low: int  # first episodes start on a level in init_low..init_high (checked against the levels by the config)
     init_high: int
     spawn_clearance: float  # m: half side of the square around the spawn point whose highest ground lifts the robot
 
@@ -86,8 +86,7 @@ def reset_on_terrain(ids, rng, physics, robot, ground, course):
     for i in ids:
         if course.level[i] < 0:
             course.column[i] = draw_index(rng, i, num_columns)
-            high = min(course.init_high, num_levels - 1)
-            course.level[i] = min(course.init_low, high) + draw_index(rng, i, high - min(course.init_low, high) + 1)
+            course.level[i] = course.init_low + draw_index(rng, i, course.init_high - course.init_low + 1)
         else:
             course.level[i] = next_level(course.level[i], ground.walked[i], ground.commanded[i], num_levels, course, rng, i)
         center = course.tile_centers[course.level[i], course.column[i]]

@@ -51,7 +51,6 @@ class LocomotionTask(Task):
         if legged is None:  # an intermediate base (e.g. TerrainLocomotionTask): a robot's subclass gives the rest
             return
         cls.config_class, cls.legged, cls.tracking_body = config, legged, legged.root_body
-        cls.num_scan_points = num_scan_points
         cls.obs_groups, cls.privileged_obs_groups = dict(obs_groups), dict(privileged_obs_groups or {})
         cls.layout = obs_layout(cls.obs_groups, cls.privileged_obs_groups, len(legged.joint_names), len(legged.foot_names), num_scan_points)
 
