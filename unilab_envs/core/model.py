@@ -8,11 +8,17 @@ import mujoco
 import numpy as np
 
 
-def load_model(path: str | Path, sim_dt: float) -> mujoco.MjModel:
-    """Compile the MJCF at ``path`` and set its physics timestep to ``sim_dt``."""
+def mjcf_file(path: str | Path) -> Path:
+    """``path`` as a ``Path``; raises ``FileNotFoundError`` (saying what to pass) when no file is there."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"model_path {str(path)!r} does not exist; pass the path of an MJCF (.xml) file")
+    return path
+
+
+def load_model(path: str | Path, sim_dt: float) -> mujoco.MjModel:
+    """Compile the MJCF at ``path`` and set its physics timestep to ``sim_dt``."""
+    path = mjcf_file(path)
     try:
         model = mujoco.MjModel.from_xml_path(str(path))
     except ValueError as error:

@@ -75,7 +75,7 @@ import numpy as np
 
 from unilab_envs.assets import ur5e_2f85 as scene
 from unilab_envs.core.config import build_config, require, require_range, require_timing
-from unilab_envs.core.model import actuators_for_joints, free_joint_of, object_ids
+from unilab_envs.core.model import actuators_for_joints, free_joint_of, mjcf_file, object_ids
 from unilab_envs.core.single_env import UniLabEnv
 from unilab_envs.core.task import Task
 from unilab_envs.core.vector_env import UniLabVectorEnv
@@ -169,9 +169,7 @@ class UR5GraspConfig:
 def load_scene(path: str | Path, sim_dt: float, cube_size: float) -> mujoco.MjModel:
     """Compile the scene at ``path`` with the pad-cube contact sensors (added when missing),
     the cube's edge set to ``cube_size`` and the physics timestep ``sim_dt``."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"model_path {str(path)!r} does not exist; pass the path of an MJCF (.xml) file")
+    path = mjcf_file(path)
     try:
         spec = mujoco.MjSpec.from_file(str(path))
         names = {s.name for s in spec.sensors}

@@ -12,11 +12,11 @@ data ``(heights.T - min) / (max - min)``, elevation ``max - min`` and the geom a
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import mujoco
 import numpy as np
 
+from unilab_envs.core.model import mjcf_file
 from unilab_envs.terrain.generate import TerrainMap
 
 FLOOR_GEOM = "floor"
@@ -33,9 +33,7 @@ def terrain_model(model_path: str, terrain: TerrainMap, sim_dt: float) -> mujoco
     surface is ``terrain.heights`` (MuJoCo triangulates each cell, as
     :func:`~unilab_envs.terrain.lookup.ground_height` does). ``model.opt.timestep = sim_dt``.
     """
-    path = Path(model_path)
-    if not path.is_file():
-        raise FileNotFoundError(f"model_path {str(path)!r} does not exist; pass the path of an MJCF (.xml) file")
+    path = mjcf_file(model_path)
     heights = np.asarray(terrain.heights, dtype=np.float64)
     nx, ny = heights.shape
     if nx < 2 or ny < 2:
