@@ -12,7 +12,6 @@ data ``(heights.T - min) / (max - min)``, elevation ``max - min`` and the geom a
 
 from __future__ import annotations
 
-
 import mujoco
 import numpy as np
 
