@@ -17,7 +17,7 @@ import unilab_envs  # noqa: F401  (registers the tasks)
 from tests.envs import locomotion_records as rec
 from unilab_envs.core.rng import seed_streams
 from unilab_envs.locomotion.curriculum import reset_on_terrain, start_curriculum
-from unilab_envs.locomotion.ground import terrain_ground
+from unilab_envs.locomotion.ground import terrain_ground, track_walk
 from unilab_envs.tasks.go1_rough import OBS_GROUPS, PRIVILEGED_GROUPS
 from unilab_envs.terrain import TerrainMap
 
@@ -132,7 +132,7 @@ def curriculum_case(level: int, walked: float, commanded: float, init_levels: tu
     centers = np.array([[[2.0 + 4 * lv, 2.0 + 4 * t] for t in range(2)] for lv in range(4)])
     course = start_curriculum(1, centers, 2.0, 0.5, init_levels, 0.3)
     course.level[0], course.column[0] = level, 1
-    ground.walked[0], ground.commanded[0] = walked, commanded
+    ground.walked[0], ground.commanded_xy[0] = walked, (0.6 * commanded, -0.8 * commanded)  # |commanded_xy| = commanded
     physics, robot = rec.physics(), rec.robot()
     physics.qpos[0, :3] = (0.1, -0.2, 0.3)  # the randomized start around the keyframe
     reset_on_terrain(np.array([0]), seed_streams(np.array([7], np.uint64)), physics, robot, ground, course)
@@ -153,7 +153,30 @@ def test_curriculum_moves_one_level_by_the_walk(level, walked, commanded, expect
     np.testing.assert_allclose(physics.qpos[0, :2], (cx, cy))
     assert physics.qpos[0, 2] == pytest.approx(0.3 + 0.1 * (cx + 0.3))  # lifted by the highest ground within 0.3 m
     np.testing.assert_allclose(ground.spawn_xy[0], (cx, cy))
-    assert ground.walked[0] == 0.0 and ground.commanded[0] == 0.0
+    assert ground.walked[0] == 0.0 and ground.commanded_xy[0].tolist() == [0.0, 0.0]
+
+
+def test_the_commanded_walk_follows_the_heading_so_exact_tracking_on_an_arc_is_not_demoted():
+    """0.5 m/s forward at 0.5 rad/s for 20 s: a 10 m path along an arc of radius 1 m.
+
+    A robot that tracks it exactly ends |2 sin 5| = 1.92 m from its spawn point (the chord
+    of 10 rad of arc): the commanded walk ends there too, so the robot is not demoted (summing
+    |v| dt would ask for 10 m and demote it), and not promoted (it stayed within half a tile).
+    """
+    ground = terrain_ground(TerrainMap(np.zeros((4, 4)), -1.0, -1.0, 1.0, 1.0), np.zeros((0, 2)), 1)
+    physics, robot = rec.physics(), rec.robot()
+    command = np.array([[0.5, 0.0, 0.5]])
+    dt, radius, yaw = 0.02, 1.0, 0.0
+    for _ in range(1000):
+        yaw += 0.5 * dt  # the base where exact tracking puts it after this step
+        physics.qpos[0, :2] = radius * math.sin(yaw), radius * (1.0 - math.cos(yaw))
+        physics.qpos[0, 3:7] = math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)
+        track_walk(0, physics, robot, ground, command, dt)
+    chord = 2.0 * radius * abs(math.sin(5.0))
+    assert ground.walked[0] == pytest.approx(chord, abs=1e-9)
+    assert np.hypot(*ground.commanded_xy[0]) == pytest.approx(chord, rel=1e-3)  # one step's heading lag: O(dt)
+    course, _, _ = curriculum_case(2, float(ground.walked[0]), float(np.hypot(*ground.commanded_xy[0])))
+    assert course.level[0] == 2
 
 
 def test_curriculum_past_the_top_goes_to_a_random_level_and_first_episodes_start_low():

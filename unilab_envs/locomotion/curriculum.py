@@ -4,9 +4,13 @@ The terrain is a grid of tiles, one row per difficulty level and one column per 
 type (:mod:`unilab_envs.terrain`). Each env keeps its column and climbs or drops levels,
 the rule legged_gym made standard: when an episode ends, an env that walked farther from
 its spawn point than ``promote_distance`` (half a tile) moves one level up, one that
-walked less than ``demote_fraction`` of the distance its commands asked for moves one
-level down (never below 0), and one that passes the top level goes to a random level,
-so the hardest tiles never hoard the envs that solved them. The first episode of an env
+ended nearer its spawn point than ``demote_fraction`` of how far exact tracking of its
+velocity commands would have taken it moves one level down (never below 0), and one that
+passes the top level goes to a random level, so the hardest tiles never hoard the envs
+that solved them. The commanded walk follows the base's heading (see
+:func:`~unilab_envs.locomotion.ground.track_walk`): legged_gym compares with the command's
+speed times the episode length, which its heading commands make a straight line; under
+yaw-rate commands that would demote a robot that tracked every command on a curved path. The first episode of an env
 draws its column and a level in ``init_levels`` from the env's own random stream,
 so env ``i`` of a batch starts where a single env with the same seed starts.
 """
@@ -30,7 +34,7 @@ class Curriculum(NamedTuple):
     column: np.ndarray  # (N,) int64 terrain-type column of the env's tile
     tile_centers: np.ndarray  # (L, T, 2) world xy of each tile's centre
     promote_distance: float  # m walked from the spawn point that earns the next level
-    demote_fraction: float  # share of the commanded distance below which an env drops a level
+    demote_fraction: float  # share of the commanded walk's distance below which an env drops a level
     init_low: int  # first episodes start on a level in init_low..init_high (checked against the levels by the config)
     init_high: int
     spawn_clearance: float  # m: half side of the square around the spawn point whose highest ground lifts the robot
@@ -88,7 +92,8 @@ def reset_on_terrain(ids, rng, physics, robot, ground, course):
             course.column[i] = draw_index(rng, i, num_columns)
             course.level[i] = course.init_low + draw_index(rng, i, course.init_high - course.init_low + 1)
         else:
-            course.level[i] = next_level(course.level[i], ground.walked[i], ground.commanded[i], num_levels, course, rng, i)
+            commanded = math.sqrt(ground.commanded_xy[i, 0] ** 2 + ground.commanded_xy[i, 1] ** 2)
+            course.level[i] = next_level(course.level[i], ground.walked[i], commanded, num_levels, course, rng, i)
         center = course.tile_centers[course.level[i], course.column[i]]
         x = physics.qpos[i, rq] + center[0]
         y = physics.qpos[i, rq + 1] + center[1]
@@ -98,4 +103,5 @@ def reset_on_terrain(ids, rng, physics, robot, ground, course):
         ground.spawn_xy[i, 0] = x
         ground.spawn_xy[i, 1] = y
         ground.walked[i] = 0.0
-        ground.commanded[i] = 0.0
+        ground.commanded_xy[i, 0] = 0.0
+        ground.commanded_xy[i, 1] = 0.0

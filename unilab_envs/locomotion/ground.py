@@ -23,13 +23,13 @@ from unilab_envs.terrain.lookup import ground_height, scan_heights
 
 def flat_ground() -> Ground:
     """The ground of a flat task: z = 0 everywhere, no scan, no curriculum arrays."""
-    return Ground(*flat_terrain(), True, np.zeros((0, 2)), np.zeros((0, 2)), np.zeros(0), np.zeros(0))
+    return Ground(*flat_terrain(), True, np.zeros((0, 2)), np.zeros((0, 2)), np.zeros(0), np.zeros((0, 2)))
 
 
 def terrain_ground(terrain_map, scan_points: np.ndarray, num_envs: int) -> Ground:
     """The ground of a terrain task over ``num_envs`` envs (spawn points at the origin until the first reset)."""
     points = np.ascontiguousarray(scan_points, dtype=np.float64).reshape(-1, 2)
-    return Ground(*terrain_map, False, points, np.zeros((num_envs, 2)), np.zeros(num_envs), np.zeros(num_envs))
+    return Ground(*terrain_map, False, points, np.zeros((num_envs, 2)), np.zeros(num_envs), np.zeros((num_envs, 2)))
 
 
 @nb.njit(inline="always", cache=True)
@@ -83,10 +83,19 @@ def write_height_scan(i, obs, privileged_obs, layout, physics, robot, ground):
 
 @nb.njit(inline="always", cache=True)
 def track_walk(i, physics, robot, ground, command, dt):
-    """Update env ``i``'s distance from its spawn point and the distance its commands asked for (terrain only)."""
+    """Update env ``i``'s distance from its spawn point and where its commands would have taken it (terrain only).
+
+    The commanded walk integrates the xy velocity command turned by the base's heading, so
+    a robot that tracks its commands exactly has walked exactly as far as it was asked, also
+    along the arcs a yaw-rate command draws (summing ``|v| dt`` would count an arc's length).
+    """
     if ground.flat:
         return
-    dx = physics.qpos[i, robot.root_q] - ground.spawn_xy[i, 0]
-    dy = physics.qpos[i, robot.root_q + 1] - ground.spawn_xy[i, 1]
+    rq = robot.root_q
+    qpos = physics.qpos
+    dx = qpos[i, rq] - ground.spawn_xy[i, 0]
+    dy = qpos[i, rq + 1] - ground.spawn_xy[i, 1]
     ground.walked[i] = math.sqrt(dx * dx + dy * dy)
-    ground.commanded[i] += math.sqrt(command[i, 0] ** 2 + command[i, 1] ** 2) * dt
+    c, s = heading(qpos[i, rq + 3], qpos[i, rq + 4], qpos[i, rq + 5], qpos[i, rq + 6])
+    ground.commanded_xy[i, 0] += (c * command[i, 0] - s * command[i, 1]) * dt
+    ground.commanded_xy[i, 1] += (s * command[i, 0] + c * command[i, 1]) * dt

@@ -111,4 +111,4 @@ class Ground(NamedTuple):
     scan_points: np.ndarray  # (S, 2) float64 xy of the height scan in the base's heading frame (S may be 0)
     spawn_xy: np.ndarray  # (N, 2) where each env's episode started (world xy)
     walked: np.ndarray  # (N,) m from the spawn point at the last step
-    commanded: np.ndarray  # (N,) m the commands asked for so far this episode (sum of |v_xy command| * dt)
+    commanded_xy: np.ndarray  # (N, 2) m: where exact tracking of the xy velocity commands (along the base's heading) would be, from the spawn point

@@ -37,7 +37,7 @@ class TerrainLocomotionConfig(LocomotionConfig):
     terrain_seed: int = 0  # the terrain is generated from it: the same seed, the same tiles
     policy_height_scan: bool = True  # the policy sees the height scan (the critic always does)
     init_levels: tuple[int, int] = (0, 2)  # first episodes start on a level drawn from low..high (inclusive)
-    demote_fraction: float = 0.5  # an episode that walks less than this share of its commanded distance drops a level
+    demote_fraction: float = 0.5  # an episode that ends nearer its spawn point than this share of where its commands led drops a level
     spawn_clearance: float = 0.3  # m: the robot spawns above the highest ground within this distance (square)
 
     def validate(self) -> None:
@@ -54,7 +54,7 @@ class TerrainLocomotionTask(LocomotionTask):
     """A :class:`LocomotionTask` on terrain (see the module docstring); a robot subclasses it as it would ``LocomotionTask``."""
 
     config: TerrainLocomotionConfig
-    state_names = LocomotionTask.state_names + ("_spawn_xy", "_walked", "_commanded", "_level", "_column")
+    state_names = LocomotionTask.state_names + ("_spawn_xy", "_walked", "_commanded_xy", "_level", "_column")
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(num_scan_points=len(SCAN_POINTS), **kwargs)
@@ -78,7 +78,7 @@ class TerrainLocomotionTask(LocomotionTask):
         cfg = self.config
         self.course = start_curriculum(num_envs, self.terrain.tile_centers, 0.5 * cfg.terrain.tile_size, cfg.demote_fraction,
                                        cfg.init_levels, cfg.spawn_clearance)  # fmt: skip
-        self._spawn_xy, self._walked, self._commanded = ground.spawn_xy, ground.walked, ground.commanded
+        self._spawn_xy, self._walked, self._commanded_xy = ground.spawn_xy, ground.walked, ground.commanded_xy
         self._level, self._column = self.course.level, self.course.column
         return ground
 

@@ -4,8 +4,8 @@ The flat task's robot, commands, gait and reward terms (:mod:`unilab_envs.tasks.
 on a heightfield of 5 m tiles: one column per terrain type (pyramid slopes, random rough
 ground, random blocks, stairs up, stairs down) and one row per difficulty level
 (:mod:`unilab_envs.terrain`). Episodes start on a tile's flat centre; an env that walks
-half a tile moves up a level, one that walks less than half of what its commands asked
-moves down (:mod:`unilab_envs.locomotion.curriculum`); ``info["terrain_level"]`` holds
+half a tile moves up a level, one that ends nearer its start than half of where its
+commands led moves down (:mod:`unilab_envs.locomotion.curriculum`); ``info["terrain_level"]`` holds
 each env's level. Heights (base, feet, contact, falls) are measured from the ground under
 the robot, not from z = 0.
 
