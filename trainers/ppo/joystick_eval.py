@@ -3,9 +3,9 @@
 * :func:`tracking_share`: the forward-velocity tracking reward per step as a share of its
   maximum (the term is ``scale * dt * exp(-error / sigma)``, so 1.0 is perfect tracking
   every step);
-* :func:`measure_commands`: the deterministic policy under fixed forward-speed commands
-  (no sideways or yaw command), the base's measured forward speed and yaw rate in its own
-  frame, and the share of envs that fell.
+* :func:`hold_command`: the deterministic policy under one fixed (forward speed, yaw rate)
+  command, the base's measured forward speed and yaw rate in its own frame, and the share
+  of envs that fell; :func:`measure_commands` runs it for forward-speed commands.
 
 ``unilab eval RUN --commands 0.3 0.6 1.0`` prints both.
 """
@@ -37,8 +37,9 @@ class CommandResult:
     command: float          # commanded forward speed, m/s
     speed: float            # measured forward speed in the base frame (mean over envs and time), m/s
     speed_std: float        # spread of the per-env mean speeds, m/s
-    yaw_rate: float         # measured yaw rate, rad/s (the command is 0)
+    yaw_rate: float         # measured yaw rate, rad/s
     fall_rate: float        # share of envs that fell during the run
+    yaw_command: float = 0.0  # commanded yaw rate, rad/s
 
     def line(self) -> str:
         return (f"command {self.command:+.2f} m/s -> {self.speed:+.3f} +- {self.speed_std:.3f} m/s "
@@ -66,49 +67,61 @@ def base_velocity(batch, model: mujoco.MjModel) -> tuple[np.ndarray, np.ndarray]
     return ax * vx + ay * vy + az * vz, qvel[:, d + 5]
 
 
+def hold_command(policy, cfg, vx: float, yaw: float = 0.0, seconds: float = 10.0, num_envs: int = 32,
+                 settle_s: float = 2.0, seed: int = 12345, device: str = "cpu",
+                 env_kwargs: dict | None = None) -> CommandResult:
+    """Hold the command ``(vx, 0, yaw)`` for ``seconds`` on ``num_envs`` envs of ``cfg``'s bare task
+    under the deterministic ``policy`` and measure the base's forward speed and yaw rate
+    (means over the (env, step) pairs still standing after the first ``settle_s`` seconds).
+
+    The command is fixed through the task's own keywords (no zero commands, no spread
+    episode starts); ``env_kwargs`` are task keywords on top of the run's.
+    """
+    from .envs import make_vec_env
+
+    kwargs = {**cfg.env_kwargs, **(env_kwargs or {}), "command_vx": (vx, vx), "command_vy": (0.0, 0.0),
+              "command_yaw": (yaw, yaw), "zero_command_probability": 0.0, "spread_episode_starts": False}
+    env = make_vec_env(cfg.task, num_envs, kwargs, cfg.vectorization_mode)
+    try:
+        base = env.unwrapped
+        steps, settle = int(round(seconds / base.dt)), int(round(settle_s / base.dt))
+        obs, _ = env.reset(seed=seed)
+        fell = np.zeros(num_envs, bool)
+        speed_sum, yaw_sum, count = np.zeros(num_envs), np.zeros(num_envs), np.zeros(num_envs)
+        for t in range(steps):
+            with torch.no_grad():
+                act = policy(torch.as_tensor(obs, dtype=torch.float32, device=device)).cpu().numpy()
+            obs, _, terminated, _, _ = env.step(act)
+            fell |= terminated
+            if t >= settle:
+                speed, yaw_rate = base_velocity(base.batch, base.model)
+                alive = ~fell
+                speed_sum += np.where(alive, speed, 0.0)
+                yaw_sum += np.where(alive, yaw_rate, 0.0)
+                count += alive
+    finally:
+        env.close()
+    ok = count > 0
+    if not ok.any():
+        nan = float("nan")
+        return CommandResult(float(vx), nan, nan, nan, float(fell.mean()), float(yaw))
+    per_env = speed_sum[ok] / count[ok]
+    total = count[ok].sum()
+    return CommandResult(command=float(vx), speed=float(speed_sum[ok].sum() / total), speed_std=float(per_env.std()),
+                         yaw_rate=float(yaw_sum[ok].sum() / total), fall_rate=float(fell.mean()),
+                         yaw_command=float(yaw))
+
+
 def measure_commands(checkpoint: str | Path, speeds: list[float], seconds: float = 10.0, num_envs: int = 32,
                      settle_s: float = 2.0, seed: int = 12345, device: str = "cpu",
                      env_kwargs: dict | None = None) -> list[CommandResult]:
-    """Hold each forward-speed command for ``seconds`` on ``num_envs`` envs and measure the gait.
-
-    The command is fixed through the task's own keywords (``command_vx=(v, v)``,
-    ``command_vy=(0, 0)``, ``command_yaw=(0, 0)``, no zero commands); the first
-    ``settle_s`` seconds (acceleration) are left out of the mean. Envs run on the bare task
-    (no sim-to-real wrappers), as the target is stated. ``env_kwargs`` are task keywords on
-    top of the run's (e.g. a terrain task's ``terrain={"types": ["flat"]}``).
+    """Hold each forward-speed command (no sideways or yaw command) for ``seconds`` on
+    ``num_envs`` envs and measure the gait (:func:`hold_command`); the first ``settle_s``
+    seconds (acceleration) are left out of the mean. Envs run on the bare task (no
+    sim-to-real wrappers), as the target is stated. ``env_kwargs`` are task keywords on top
+    of the run's (e.g. a terrain task's ``terrain={"types": ["flat"]}``).
     """
-    from .envs import make_vec_env
     from .evaluate import load_policy
 
     policy, cfg, _ = load_policy(checkpoint, device)
-    results = []
-    for v in speeds:
-        kwargs = {**cfg.env_kwargs, **(env_kwargs or {}), "command_vx": (v, v), "command_vy": (0.0, 0.0), "command_yaw": (0.0, 0.0),
-                  "zero_command_probability": 0.0, "spread_episode_starts": False}
-        env = make_vec_env(cfg.task, num_envs, kwargs, cfg.vectorization_mode)
-        try:
-            base = env.unwrapped
-            steps, settle = int(round(seconds / base.dt)), int(round(settle_s / base.dt))
-            obs, _ = env.reset(seed=seed)
-            fell = np.zeros(num_envs, bool)
-            speed_sum, yaw_sum, count = np.zeros(num_envs), np.zeros(num_envs), np.zeros(num_envs)
-            for t in range(steps):
-                with torch.no_grad():
-                    act = policy(torch.as_tensor(obs, dtype=torch.float32, device=device)).cpu().numpy()
-                obs, _, terminated, _, _ = env.step(act)
-                fell |= terminated
-                if t >= settle:
-                    speed, yaw = base_velocity(base.batch, base.model)
-                    alive = ~fell
-                    speed_sum += np.where(alive, speed, 0.0)
-                    yaw_sum += np.where(alive, yaw, 0.0)
-                    count += alive
-        finally:
-            env.close()
-        ok = count > 0
-        per_env = speed_sum[ok] / count[ok] if ok.any() else np.array([np.nan])
-        results.append(CommandResult(
-            command=float(v), speed=float(speed_sum[ok].sum() / count[ok].sum()) if ok.any() else float("nan"),
-            speed_std=float(per_env.std()), yaw_rate=float(yaw_sum[ok].sum() / count[ok].sum()) if ok.any() else float("nan"),
-            fall_rate=float(fell.mean())))
-    return results
+    return [hold_command(policy, cfg, v, 0.0, seconds, num_envs, settle_s, seed, device, env_kwargs) for v in speeds]
