@@ -31,11 +31,9 @@ def main(argv=None) -> None:
     p.add_argument("--settle", type=float, default=2.0)
     p.add_argument("--seed", type=int, default=12345)
     args = p.parse_args(argv)
-    try:
-        commands = [tuple(float(v) for v in c.split(",")) for c in args.commands]
+    try:  # unpacking into two names also rejects a pair of the wrong length
+        commands = [(vx, yaw) for vx, yaw in (map(float, c.split(",")) for c in args.commands)]
     except ValueError:
-        p.error(f"--commands takes VX,YAW pairs such as 0.5,0.5 or 0,-0.8; got {' '.join(args.commands)}")
-    if any(len(c) != 2 for c in commands):
         p.error(f"--commands takes VX,YAW pairs such as 0.5,0.5 or 0,-0.8; got {' '.join(args.commands)}")
     policy, cfg, _ = load_policy(args.run, "cpu")
     for vx, yaw in commands:
