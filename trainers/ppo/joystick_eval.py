@@ -39,7 +39,6 @@ class CommandResult:
     speed_std: float        # spread of the per-env mean speeds, m/s
     yaw_rate: float         # measured yaw rate, rad/s
     fall_rate: float        # share of envs that fell during the run
-    yaw_command: float = 0.0  # commanded yaw rate, rad/s
 
     def line(self) -> str:
         return (f"command {self.command:+.2f} m/s -> {self.speed:+.3f} +- {self.speed_std:.3f} m/s "
@@ -104,12 +103,11 @@ def hold_command(policy, cfg, vx: float, yaw: float = 0.0, seconds: float = 10.0
     ok = count > 0
     if not ok.any():
         nan = float("nan")
-        return CommandResult(float(vx), nan, nan, nan, float(fell.mean()), float(yaw))
+        return CommandResult(float(vx), nan, nan, nan, float(fell.mean()))
     per_env = speed_sum[ok] / count[ok]
     total = count[ok].sum()
     return CommandResult(command=float(vx), speed=float(speed_sum[ok].sum() / total), speed_std=float(per_env.std()),
-                         yaw_rate=float(yaw_sum[ok].sum() / total), fall_rate=float(fell.mean()),
-                         yaw_command=float(yaw))
+                         yaw_rate=float(yaw_sum[ok].sum() / total), fall_rate=float(fell.mean()))
 
 
 def measure_commands(checkpoint: str | Path, speeds: list[float], seconds: float = 10.0, num_envs: int = 32,
