@@ -1,0 +1,76 @@
+"""benchmarks/sim2real_ablation.py evaluates a policy under each section of a profile alone, and whole."""
+
+from __future__ import annotations
+
+import pytest
+
+import trainers.common.envs as common_envs
+from benchmarks.sim2real_ablation import ablation_profiles, main
+from trainers import cli
+from wrappers.sim2real import SECTIONS, load_profile
+
+G1_SECTIONS = ["domain_randomization", "random_push", "motor_strength", "action_noise", "action_latency",
+               "imu_bias_drift", "observation_noise", "observation_latency", "packet_loss"]
+
+
+def test_rows_are_bare_each_section_alone_and_the_whole_profile():
+    profile = load_profile("g1_real")
+    rows = ablation_profiles(profile)
+    assert [label for label, _ in rows] == ["bare task", *(f"{s} alone" for s in G1_SECTIONS), "whole profile"]
+    assert rows[0][1] is None
+    for (label, row), section in zip(rows[1:-1], G1_SECTIONS):
+        assert [k for k in row if k in SECTIONS] == [section]
+        assert row[section] == profile[section]
+        assert row["env_id"] == "UniLab/G1Joystick-v0"  # still checked against the task
+    whole = rows[-1][1]
+    assert {k: v for k, v in whole.items() if k in SECTIONS} == {k: v for k, v in profile.items() if k in SECTIONS}
+
+
+def test_leave_one_out_rows_drop_exactly_one_section():
+    profile = load_profile("g1_real")
+    rows = dict(ablation_profiles(profile, leave_one_out=True))
+    for section in G1_SECTIONS:
+        kept = [k for k in rows[f"all but {section}"] if k in SECTIONS]
+        assert kept == [s for s in G1_SECTIONS if s != section]
+
+
+@pytest.fixture
+def stacks(monkeypatch):
+    """The wrapper layers of every env the evaluation built (empty for a bare env)."""
+    seen: list[list[str]] = []
+    original = common_envs.wrap_sim2real
+
+    def spy(env, sim2real):
+        out = original(env, sim2real)
+        seen.append(list(getattr(out, "layers", {})))
+        return out
+
+    monkeypatch.setattr(common_envs, "wrap_sim2real", spy)
+    return seen
+
+
+def test_each_row_evaluates_under_its_own_wrappers(tmp_path, capsys, stacks):
+    run = tmp_path / "reach"
+    assert cli.main(["train", "--task", "UniLab/UR5Reach-v0", "--num-envs", "2", "--total-steps", "32",
+                     "--out", str(run), "--no-progress", "algo.num_steps=8", "algo.num_minibatches=1",
+                     "policy.actor_hidden=[16]", "policy.critic_hidden=[16]", "log.tensorboard=false",
+                     "log.plot=false"]) == 0
+    stacks.clear()
+    main([str(run), "--profile", "ur5_real", "--episodes", "2", "--num-envs", "2"])
+    sections = [s for s in SECTIONS if s in load_profile("ur5_real")]
+    assert stacks == [[], *([s] for s in sections), sections]
+    out = capsys.readouterr().out
+    table = [line for line in out.splitlines() if line.startswith("| ") and "wrappers" not in line]
+    assert [line.split(" | ")[0][2:] for line in table] == ["bare task", *(f"{s} alone" for s in sections),
+                                                           "whole profile"]
+
+
+def test_a_run_trained_bare_needs_a_profile(tmp_path, capsys):
+    run = tmp_path / "reach"
+    assert cli.main(["train", "--task", "UniLab/UR5Reach-v0", "--num-envs", "2", "--total-steps", "16",
+                     "--out", str(run), "--no-progress", "algo.num_steps=8", "algo.num_minibatches=1",
+                     "policy.actor_hidden=[16]", "policy.critic_hidden=[16]", "log.tensorboard=false",
+                     "log.plot=false"]) == 0
+    with pytest.raises(SystemExit):
+        main([str(run)])
+    assert "--profile" in capsys.readouterr().err
