@@ -140,7 +140,7 @@ def _restart_pushes(started, rng, countdown, remaining, xfrc, body, low, high, f
 
 
 @nb.njit(cache=True)
-def _push(rng, countdown, remaining, pushed, qvel, dof, xfrc, body, interval, magnitude, duration, force_mode):
+def _push(rng, countdown, remaining, pushed, qvel, dof, xfrc, body, interval, low, high, duration, force_mode):
     for i in range(countdown.shape[0]):
         pushed[i] = False
         if remaining[i] > 0:
@@ -152,7 +152,7 @@ def _push(rng, countdown, remaining, pushed, qvel, dof, xfrc, body, interval, ma
         if countdown[i] <= 0:
             countdown[i] = _interval_steps(rng, i, interval[0], interval[1])
             angle = 2.0 * math.pi * uniform(rng, i)
-            size = uniform_range(rng, i, magnitude[0], magnitude[1])
+            size = uniform_range(rng, i, low, high[i])
             pushed[i] = True
             if force_mode:
                 xfrc[i, body, 0] = size * math.cos(angle)
@@ -392,6 +392,11 @@ class RandomPushConfig:
         magnitude: ``(low, high)`` of the kick (m/s) or force (N), random direction.
         duration_s: how long a force push lasts (force mode).
         body: the pushed body; ``None``: the task's tracking body.
+        levels: ``0``: every push is drawn from the whole ``magnitude`` range. ``L > 0``:
+            a push curriculum. Each env has a level ``k`` in ``0..L`` (``0`` at the start)
+            and draws its pushes from ``(low, low + (high - low) * k / L)``; an episode
+            that runs to its time limit raises its env's level by one, a fall
+            (``terminated``) lowers it by one. ``info["push_level"]`` is ``k / L``.
     """
 
     mode: str = "velocity"
@@ -399,6 +404,7 @@ class RandomPushConfig:
     magnitude: Any = (0.1, 1.0)
     duration_s: float = 0.2
     body: str | None = None
+    levels: int = 0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "interval_s", as_range(self.interval_s, "interval_s"))
@@ -412,13 +418,15 @@ class RandomPushConfig:
         require(self.interval_s[0] > 0, f"interval_s must be > 0, got {self.interval_s}")
         require(self.magnitude[0] >= 0, f"magnitude must be >= 0, got {self.magnitude}")
         require(self.duration_s > 0, f"duration_s must be > 0, got {self.duration_s}")
+        require(isinstance(self.levels, int) and self.levels >= 0,
+                f"levels must be an int >= 0 (0: no curriculum), got {self.levels!r}")
 
 
 class RandomPush(Sim2RealWrapper):
     """Per-env pushes at random intervals (see :class:`RandomPushConfig`); ``info["pushed"]`` marks them."""
 
     STREAM = 19
-    STATE = ("_countdown", "_remaining", "pushed")
+    STATE = ("_countdown", "_remaining", "pushed", "level")
 
     def __init__(self, env: VectorEnv, config: RandomPushConfig | Mapping[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(env)
@@ -438,18 +446,42 @@ class RandomPush(Sim2RealWrapper):
         self._xfrc = base.batch.bind("xfrc_applied")
         n = self.num_envs
         self._interval = np.array(cfg.interval_s) / self.dt
-        self._magnitude = np.array(cfg.magnitude, np.float64)
+        self._low, self._high = float(cfg.magnitude[0]), float(cfg.magnitude[1])
         self._duration = max(1, int(round(cfg.duration_s / self.dt)))
         self._countdown = np.zeros(n, np.int64)
         self._remaining = np.zeros(n, np.int64)
         self.pushed = np.zeros(n, bool)
+        self.level = np.zeros(n, np.int64)  # push curriculum level per env (config.levels > 0)
 
     def _on_start(self, started):
         _restart_pushes(started, self._rng, self._countdown, self._remaining, self._xfrc, self._body, self._interval[0], self._interval[1], self.config.mode == "force")
 
+    def push_limits(self) -> np.ndarray:
+        """Per env, the largest push it can draw now (the top of ``magnitude`` without a curriculum)."""
+        levels = self.config.levels
+        if not levels:
+            return np.full(self.num_envs, self._high)
+        return self._low + (self._high - self._low) * self.level / levels
+
     def _actions(self, actions):
-        _push(self._rng, self._countdown, self._remaining, self.pushed, self._qvel, self._dof, self._xfrc, self._body, self._interval, self._magnitude, self._duration, self.config.mode == "force")
+        _push(self._rng, self._countdown, self._remaining, self.pushed, self._qvel, self._dof, self._xfrc, self._body,
+              self._interval, self._low, self.push_limits(), self._duration, self.config.mode == "force")
         return actions
+
+    def step(self, actions):
+        obs, reward, terminated, truncated, info = super().step(actions)
+        if self.config.levels:
+            self.level[:] = next_push_levels(self.level, terminated, truncated, self.config.levels)
+            info["push_level"] = self.level / self.config.levels
+        return obs, reward, terminated, truncated, info
 
     def _after_step(self, info):
         info["pushed"] = self.pushed.copy()
+
+
+def next_push_levels(level: np.ndarray, terminated: np.ndarray, truncated: np.ndarray, levels: int) -> np.ndarray:
+    """The push curriculum's rule: one level up for an episode that reached its time limit,
+    one down for a fall, clipped to ``0..levels``; the other envs keep theirs."""
+    terminated = np.asarray(terminated, bool)
+    survived = np.asarray(truncated, bool) & ~terminated
+    return np.clip(level + survived.astype(np.int64) - terminated.astype(np.int64), 0, levels)

@@ -90,3 +90,12 @@ def test_eval_with_a_profile_for_another_robot_exits_2(tmp_path, capsys):
     assert cli.main(["eval", str(out), "--episodes", "1", "--sim2real", "g1_real"]) == 2
     err = capsys.readouterr().err
     assert "'g1_real' is for UniLab/G1Joystick-v0" in err and "go1_real" in err
+
+
+def test_a_push_curriculum_is_logged_as_env_push_level(tmp_path):
+    out = tmp_path / "go1"
+    assert cli.main(["train", *TINY_GO1, "--total-steps", "32", "--out", str(out),
+                     "sim2real={extends: go1_real, random_push: {levels: 10}}"]) == 0
+    header, *rows = [line.split(",") for line in (out / "progress.csv").read_text().splitlines()]
+    levels = [float(row[header.index("env/push_level")]) for row in rows]
+    assert len(levels) == 2 and all(0.0 <= x <= 1.0 for x in levels)

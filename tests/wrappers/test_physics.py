@@ -9,6 +9,7 @@ import pytest
 
 from tests.wrappers.conftest import MODES, make_go1
 from wrappers import DomainRandomization, MotorStrength, RandomPush
+from wrappers.physics import next_push_levels
 
 A = 12
 FULL = dict(
@@ -125,6 +126,56 @@ def test_velocity_pushes_at_random_intervals_with_the_configured_magnitude():
     assert len(np.unique(gaps)) > 5
 
 
+def test_push_curriculum_rule_by_hand():
+    level = np.array([0, 0, 3, 3, 4, 2])
+    terminated = np.array([False, True, False, True, False, False])
+    truncated = np.array([True, False, True, True, True, False])  # row 3: a fall at the last step counts as a fall
+    assert next_push_levels(level, terminated, truncated, levels=4).tolist() == [1, 0, 4, 2, 4, 2]
+
+
+def test_push_curriculum_bounds_each_envs_kick_by_its_level():
+    n, levels = 5, 4
+    env = RandomPush(make_go1(n), mode="velocity", interval_s=(0.1, 0.2), magnitude=(0.2, 1.0), levels=levels)
+    env.reset(seed=0)
+    env.level[:] = [0, 1, 2, 3, 4]
+    limit = 0.2 + 0.8 * np.arange(5) / levels
+    np.testing.assert_allclose(env.push_limits(), limit)
+    qvel = env.unwrapped.batch.bind("qvel")
+    zero = np.zeros((n, A), np.float32)
+    kicks = [[] for _ in range(n)]
+    for _ in range(120):
+        before = qvel[:, :2].copy()
+        env._actions(zero)
+        kick = np.linalg.norm(qvel[:, :2] - before, axis=1)
+        for i in np.flatnonzero(env.pushed):
+            kicks[i].append(kick[i])
+        qvel[:, :2] = before
+        env.env.step(zero)
+    assert all(len(k) >= 10 for k in kicks)
+    np.testing.assert_allclose(kicks[0], 0.2)  # level 0: the smallest push only
+    for i in range(1, n):
+        assert 0.2 - 1e-9 <= min(kicks[i]) and max(kicks[i]) <= limit[i] + 1e-9
+        assert max(kicks[i]) > limit[i - 1]  # and the level's new range is used
+
+
+def test_push_levels_rise_with_episodes_that_reach_the_time_limit():
+    n, levels = 4, 10
+    env = RandomPush(make_go1(n, max_episode_steps=6), interval_s=(0.02, 0.04), magnitude=(0.0, 0.2), levels=levels)
+    env.reset(seed=0)
+    zero = np.zeros((n, A), np.float32)
+    seen = []
+    for _ in range(3 * 6):
+        _, _, terminated, truncated, info = env.step(zero)
+        assert not terminated.any()
+        seen.append(info["push_level"].copy())
+    assert env.level.tolist() == [3] * n
+    assert [float(s[0]) for s in seen[5::6]] == [0.1, 0.2, 0.3]  # one level per 6-step episode
+    state = env.get_state()
+    env.level[:] = 0
+    env.set_state(state)
+    assert env.level.tolist() == [3] * n  # saved for an exact resume
+
+
 def test_force_pushes_through_xfrc_applied():
     n = 4
     env = RandomPush(make_go1(n), mode="force", interval_s=(0.2, 0.2), magnitude=(30.0, 30.0), duration_s=0.06)
@@ -155,3 +206,5 @@ def test_invalid_physics_configs():
         MotorStrength(env, target="current")
     with pytest.raises(ValueError, match="interval_s"):
         RandomPush(env, interval_s=(0.0, 1.0))
+    with pytest.raises(ValueError, match="levels must be an int >= 0"):
+        RandomPush(env, levels=-1)

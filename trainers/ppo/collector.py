@@ -152,6 +152,11 @@ class _Shard:
         self.critic_obs: torch.Tensor | None = None
 
 
+#: per-env curriculum levels an env reports in ``info``, logged as ``env/<key>`` (their mean):
+#: a terrain task's level, a push curriculum's level (``wrappers.RandomPush(levels=...)``, 0-1)
+CURRICULUM_KEYS = ("terrain_level", "push_level")
+
+
 class _RolloutSums:
     """What one rollout adds up over its steps and shards (for the statistics and normalizers)."""
 
@@ -162,7 +167,8 @@ class _RolloutSums:
         self.terms: dict[str, float] = {}
         self.reward, self.valid_steps, self.diverged = 0.0, 0, 0
         self.any_masked = False
-        self.terrain_levels: dict[int, float] = {}  # shard's first row -> mean terrain level at its last step
+        # curriculum key (CURRICULUM_KEYS) -> {shard's first row -> its mean level at its last step}
+        self.levels: dict[str, dict[int, float]] = {}
 
 
 class Collector:
@@ -301,8 +307,8 @@ class Collector:
         stats["episode/finished"] = float(self.episodes.finished)
         if sums.diverged:
             stats["env/diverged"] = float(sums.diverged)
-        if sums.terrain_levels:
-            stats["env/terrain_level"] = float(np.mean(list(sums.terrain_levels.values())))
+        for key, by_shard in sums.levels.items():
+            stats[f"env/{key}"] = float(np.mean(list(by_shard.values())))
         return stats
 
     def _act(self, sh: _Shard, t: int, storage: RolloutStorage) -> np.ndarray:
@@ -356,8 +362,9 @@ class Collector:
             sums.terms[k] = sums.terms.get(k, 0.0) + float(v.sum() if all_valid else v[valid].sum())
         if "diverged" in info:
             sums.diverged += int(np.count_nonzero(info["diverged"]))
-        if "terrain_level" in info:  # a terrain task's curriculum
-            sums.terrain_levels[sh.lo] = float(np.mean(info["terrain_level"]))
+        for key in CURRICULUM_KEYS:
+            if key in info:
+                sums.levels.setdefault(key, {})[sh.lo] = float(np.mean(info[key]))
 
         self._set_obs(sh, obs, info)
         sums.obs_mom += EmpiricalNormalizer.moments(sh.obs)
