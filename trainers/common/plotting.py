@@ -7,10 +7,14 @@ from pathlib import Path
 
 from .logging import read_csv
 
+#: curriculum columns of progress.csv drawn beside the return: (column, label, colour)
+CURRICULA = (("env/terrain_level", "mean terrain level", "tab:brown"),
+             ("env/push_level", "mean push level (0-1)", "tab:red"))
+
 
 def plot_learning_curve(csv_path: str | Path, png_path: str | Path, title: str = "",
                         max_terms: int = 8) -> Path | None:
-    """Episode return (top; with the success rate or a terrain task's mean level) and the largest
+    """Episode return (top; with the success rate or the curricula's mean levels) and the largest
     reward terms per step (bottom) vs env steps."""
     import matplotlib
     matplotlib.use("Agg", force=False)
@@ -29,11 +33,14 @@ def plot_learning_curve(csv_path: str | Path, png_path: str | Path, title: str =
         ax1b.plot(steps, cols["episode/success"], color="tab:green", alpha=0.7, label="success rate")
         ax1b.set_ylabel("success rate")
         ax1b.set_ylim(-0.05, 1.05)
-    elif "env/terrain_level" in cols:  # a terrain task: where its curriculum stands
-        ax1b = ax1.twinx()
-        ax1b.plot(steps, cols["env/terrain_level"], color="tab:brown", alpha=0.8, label="mean terrain level")
-        ax1b.set_ylabel("mean terrain level")
-        ax1b.legend(loc="lower right")
+    else:  # curricula (a terrain task's levels, a push curriculum's 0-1 level): where they stand
+        curricula = [(k, label, color) for k, label, color in CURRICULA if k in cols]
+        if curricula:
+            ax1b = ax1.twinx()
+            for k, label, color in curricula:
+                ax1b.plot(steps, cols[k], color=color, alpha=0.8, label=label)
+            ax1b.set_ylabel(" / ".join(label for _, label, _ in curricula))
+            ax1b.legend(loc="lower right")
     ax1.set_ylabel("return")
     ax1.set_title(title or Path(csv_path).parent.name)
     ax1.grid(alpha=0.3)
