@@ -452,6 +452,7 @@ class RandomPush(Sim2RealWrapper):
         self._remaining = np.zeros(n, np.int64)
         self.pushed = np.zeros(n, bool)
         self.level = np.zeros(n, np.int64)  # push curriculum level per env (config.levels > 0)
+        self._whole_range = np.full(n, self._high)  # every env's limit without a curriculum
 
     def _on_start(self, started):
         _restart_pushes(started, self._rng, self._countdown, self._remaining, self._xfrc, self._body, self._interval[0], self._interval[1], self.config.mode == "force")
@@ -460,7 +461,7 @@ class RandomPush(Sim2RealWrapper):
         """Per env, the largest push it can draw now (the top of ``magnitude`` without a curriculum)."""
         levels = self.config.levels
         if not levels:
-            return np.full(self.num_envs, self._high)
+            return self._whole_range
         return self._low + (self._high - self._low) * self.level / levels
 
     def _actions(self, actions):
