@@ -9,6 +9,9 @@ from benchmarks.sim2real_ablation import ablation_profiles, main
 from trainers import cli
 from wrappers.sim2real import SECTIONS, load_profile
 
+TINY_REACH = ["--task", "UniLab/UR5Reach-v0", "--num-envs", "2", "--no-progress", "algo.num_steps=8",
+              "algo.num_minibatches=1", "policy.actor_hidden=[16]", "policy.critic_hidden=[16]",
+              "log.tensorboard=false", "log.plot=false"]
 G1_SECTIONS = ["domain_randomization", "random_push", "motor_strength", "action_noise", "action_latency",
                "imu_bias_drift", "observation_noise", "observation_latency", "packet_loss"]
 
@@ -51,10 +54,7 @@ def stacks(monkeypatch):
 
 def test_each_row_evaluates_under_its_own_wrappers(tmp_path, capsys, stacks):
     run = tmp_path / "reach"
-    assert cli.main(["train", "--task", "UniLab/UR5Reach-v0", "--num-envs", "2", "--total-steps", "32",
-                     "--out", str(run), "--no-progress", "algo.num_steps=8", "algo.num_minibatches=1",
-                     "policy.actor_hidden=[16]", "policy.critic_hidden=[16]", "log.tensorboard=false",
-                     "log.plot=false"]) == 0
+    assert cli.main(["train", *TINY_REACH, "--total-steps", "32", "--out", str(run)]) == 0
     stacks.clear()
     main([str(run), "--profile", "ur5_real", "--episodes", "2", "--num-envs", "2"])
     sections = [s for s in SECTIONS if s in load_profile("ur5_real")]
@@ -67,10 +67,7 @@ def test_each_row_evaluates_under_its_own_wrappers(tmp_path, capsys, stacks):
 
 def test_a_run_trained_bare_needs_a_profile(tmp_path, capsys):
     run = tmp_path / "reach"
-    assert cli.main(["train", "--task", "UniLab/UR5Reach-v0", "--num-envs", "2", "--total-steps", "16",
-                     "--out", str(run), "--no-progress", "algo.num_steps=8", "algo.num_minibatches=1",
-                     "policy.actor_hidden=[16]", "policy.critic_hidden=[16]", "log.tensorboard=false",
-                     "log.plot=false"]) == 0
+    assert cli.main(["train", *TINY_REACH, "--total-steps", "16", "--out", str(run)]) == 0
     with pytest.raises(SystemExit):
         main([str(run)])
     assert "--profile" in capsys.readouterr().err
