@@ -151,7 +151,10 @@ def run(name: str, out: Path, budget_scale: float, seed: int, eval_episodes: int
     track_max = tracking_max(cfg.task, cfg.env_kwargs) if joystick else None
     stopper = Stopper(budget, time.perf_counter(), track_max, spec.get("gate_tracking", 0.0), spec.get("gate_falls", 1.0),
                       spec.get("probe_every", 1), probe if joystick else None)
-    res = train(cfg, callback=stopper)
+    try:
+        res = train(cfg, callback=stopper)
+    finally:
+        probe_path.unlink(missing_ok=True)  # a copy of the learner mid-run; the run's checkpoint is what stays
     wall = time.perf_counter() - stopper.t0
     t1 = time.perf_counter()
     row = {"task": spec["task"], "steps": res.env_steps, "iterations": res.iterations, "train_wall_s": round(wall, 1),

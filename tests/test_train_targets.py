@@ -5,6 +5,7 @@ window), which a G1 run never cleared (its stochastic training episodes kept fal
 while the deterministic policy fell in 0 of 64), so the stop and the evaluation disagreed.
 """
 
+from pathlib import Path
 from types import SimpleNamespace
 
 from benchmarks.train_targets import TARGETS, Stopper
@@ -75,3 +76,30 @@ def test_every_joystick_target_has_a_gate_and_a_probe_interval():
         if "tracking" in spec:
             assert {"gate_tracking", "gate_falls", "probe_every"} <= spec.keys(), name
             assert spec["gate_tracking"] >= spec["tracking"], name   # the gate is no looser than the target
+
+
+def test_a_run_leaves_its_checkpoint_but_not_the_probe_copy(tmp_path, monkeypatch):
+    """The probe saves the learner mid-run to judge it; only the run's own checkpoint stays."""
+    import benchmarks.train_targets as tt
+
+    probed = []
+
+    def fake_train(cfg, callback):
+        run_dir = tmp_path / "g1"
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / "checkpoint.pt").write_bytes(b"final")
+        learner = SimpleNamespace(save=lambda path, at_boundary: Path(path).write_bytes(b"probe"))
+        callback.probe(learner)
+        return SimpleNamespace(env_steps=1, iterations=1, stop_reason="total_steps", checkpoint=run_dir / "checkpoint.pt")
+
+    def fake_judge(path, spec, episodes):
+        probed.append(Path(path).name)
+        assert Path(path).exists()
+        return {"eval_met": False}
+
+    monkeypatch.setattr(tt, "train", fake_train)
+    monkeypatch.setattr(tt, "judge", fake_judge)
+    monkeypatch.setattr(tt, "tracking_max", lambda task, kwargs: TRACK_MAX)
+    row = tt.run("g1", tmp_path, budget_scale=1.0, seed=0, eval_episodes=1)
+    assert probed == ["probe.pt", "checkpoint.pt"] and row["met"] is False
+    assert sorted(p.name for p in (tmp_path / "g1").iterdir()) == ["checkpoint.pt"]
