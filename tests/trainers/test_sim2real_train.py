@@ -9,6 +9,7 @@ import trainers.common.envs as common_envs
 from trainers import cli
 from trainers.common.checkpoint import load_checkpoint
 from trainers.ppo.runner import CKPT_FORMAT, CKPT_VERSION
+from wrappers.sim2real import load_profile
 
 GO1 = "UniLab/Go1Joystick-v0"
 TINY_GO1 = ["--task", GO1, "--num-envs", "2", "--no-progress", "algo.num_steps=8", "algo.num_minibatches=1",
@@ -92,10 +93,29 @@ def test_eval_with_a_profile_for_another_robot_exits_2(tmp_path, capsys):
     assert "'g1_real' is for UniLab/G1Joystick-v0" in err and "go1_real" in err
 
 
-def test_a_push_curriculum_is_logged_as_env_push_level(tmp_path):
+def test_a_push_curriculum_is_logged_as_env_push_level_and_left_out_of_eval(tmp_path, wraps):
     out = tmp_path / "go1"
     assert cli.main(["train", *TINY_GO1, "--total-steps", "32", "--out", str(out),
                      "sim2real={extends: go1_real, random_push: {levels: 10}}"]) == 0
     header, *rows = [line.split(",") for line in (out / "progress.csv").read_text().splitlines()]
     levels = [float(row[header.index("env/push_level")]) for row in rows]
     assert len(levels) == 2 and all(0.0 <= x <= 1.0 for x in levels)
+
+    # evaluated as trained, but with pushes from the whole range: at level 0 they would be the weakest
+    wraps.clear()
+    assert cli.main(["eval", str(out), "--episodes", "2"]) == 0
+    (profile,) = wrapped(wraps)
+    whole = load_profile("go1_real")
+    assert profile["random_push"] == {**whole["random_push"], "levels": 0}
+    assert {k: v for k, v in profile.items() if k != "random_push"} == {k: v for k, v in whole.items()
+                                                                          if k != "random_push"}
+
+
+def test_an_eval_profile_without_a_curriculum_is_passed_on_as_given():
+    assert common_envs.resolve_sim2real(common_envs.AS_TRAINED, "go1_real") == "go1_real"
+    assert common_envs.resolve_sim2real("g1_real", "go1_real") == "g1_real"
+    assert common_envs.resolve_sim2real("none", "go1_real") is None
+    inline = {"extends": "go1_real", "random_push": None}
+    assert common_envs.resolve_sim2real(common_envs.AS_TRAINED, inline) is inline
+    curriculum = {"extends": "g1_real", "random_push": {"levels": 5}}
+    assert common_envs.resolve_sim2real(curriculum, None)["random_push"]["levels"] == 0

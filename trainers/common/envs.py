@@ -80,12 +80,31 @@ def wrap_sim2real(env: gym.vector.VectorEnv, sim2real: Sim2RealSpec) -> gym.vect
 
 
 def resolve_sim2real(requested: Sim2RealSpec, trained: Sim2RealSpec) -> Sim2RealSpec:
-    """The ``sim2real`` an evaluation uses: the run's for :data:`AS_TRAINED`, none for ``None``/``"none"``."""
+    """The ``sim2real`` an evaluation uses: the run's for :data:`AS_TRAINED`, none for ``None``/``"none"``.
+
+    A push curriculum (``random_push: {levels: L}``) is a training device: every env would
+    start an evaluation at level 0, where pushes are the weakest, so the evaluation draws
+    its pushes from the section's whole ``magnitude`` range instead.
+    """
     if isinstance(requested, str) and requested == AS_TRAINED:
-        return trained
+        requested = trained
     if requested is None or (isinstance(requested, str) and requested.strip().lower() in ("none", "null", "")):
         return None
-    return requested
+    return without_push_curriculum(requested)
+
+
+def without_push_curriculum(sim2real: Sim2RealSpec) -> Sim2RealSpec:
+    """``sim2real`` as it is when its ``random_push`` has no ``levels``; else the resolved
+    profile with ``levels: 0`` (pushes from the whole ``magnitude`` range)."""
+    from wrappers.sim2real import load_profile
+
+    try:
+        profile = load_profile(sim2real)
+    except (ValueError, TypeError, OSError):
+        return sim2real  # the env builder says what is wrong with it
+    if not (profile.get("random_push") or {}).get("levels"):
+        return sim2real
+    return load_profile(profile, {"random_push": {"levels": 0}})
 
 
 def make_vec_env(task: str, num_envs: int, env_kwargs: dict | None = None,
