@@ -2,6 +2,7 @@
 
     python benchmarks/sim2real_ablation.py policies/g1_joystick --profile g1_real
     python benchmarks/sim2real_ablation.py runs/g1_real --leave-one-out     # the profile it trained with
+    python benchmarks/sim2real_ablation.py runs/g1_real --profile g1_real --push-magnitudes 0.5 1 1.5 2
 
 Evaluates the run's deterministic policy (``trainers.ppo.evaluate``, the same episodes and
 seed for every row) on the bare task, under each section of the profile alone (its
@@ -11,29 +12,39 @@ of falls (share of episodes that end terminated), forward tracking (joystick tas
 the tracking reward's maximum), return and episode length. A section whose row alone falls
 far more than the bare row is what stands between the policy and the hardware the profile
 describes; a leave-one-out row that falls far less than the whole profile says the same
-from the other side.
+from the other side. ``--push-magnitudes M ...`` adds one row per magnitude: the profile's
+pushes alone (same interval and mode), each of exactly ``M`` (m/s, or N in force mode), so the
+rows read as how hard a push the policy survives.
 """
 
 from __future__ import annotations
 
 import argparse
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import unilab_envs  # noqa: F401  (thread policies first, registers the tasks)
 from trainers.ppo.evaluate import evaluate, load_policy
 from wrappers.sim2real import META_KEYS, SECTIONS, load_profile
 
 
-def ablation_profiles(profile: Mapping[str, Any], leave_one_out: bool = False) -> list[tuple[str, dict | None]]:
+def ablation_profiles(profile: Mapping[str, Any], leave_one_out: bool = False,
+                      push_magnitudes: Sequence[float] = ()) -> list[tuple[str, dict | None]]:
     """``(row label, profile or None for the bare task)`` for each row of the table, in order.
 
     ``profile`` is a resolved profile (:func:`wrappers.sim2real.load_profile`); each row
     keeps its meta keys (``env_id``...) and the sections named, in the stack's own order.
+    ``push_magnitudes`` adds a row of the profile's ``random_push`` alone per magnitude,
+    every push exactly that strong (no curriculum).
     """
     meta = {k: v for k, v in profile.items() if k in META_KEYS and k != "extends"}
     sections = [name for name in SECTIONS if name in profile]
     rows: list[tuple[str, dict | None]] = [("bare task", None)]
     rows += [(f"{name} alone", {**meta, name: profile[name]}) for name in sections]
+    if push_magnitudes and "random_push" not in profile:
+        raise ValueError("--push-magnitudes needs a profile with a random_push section")
+    for m in push_magnitudes:
+        push = {**profile["random_push"], "magnitude": [float(m), float(m)], "levels": 0}
+        rows.append((f"random_push of {float(m):g} alone", {**meta, "random_push": push}))
     if leave_one_out:
         rows += [(f"all but {name}", {**meta, **{s: profile[s] for s in sections if s != name}})
                  for name in sections]
@@ -55,6 +66,8 @@ def main(argv=None) -> None:
     p.add_argument("run", help="run directory or checkpoint (bundled PPO)")
     p.add_argument("--profile", help="profile name or YAML path (default: the one the run trained with)")
     p.add_argument("--leave-one-out", action="store_true", help="also the whole profile less each section")
+    p.add_argument("--push-magnitudes", type=float, nargs="+", default=(), metavar="M",
+                   help="also the profile's pushes alone at exactly each magnitude (m/s in velocity mode)")
     p.add_argument("--episodes", type=int, default=64)
     p.add_argument("--num-envs", type=int, default=64)
     p.add_argument("--seed", type=int, default=12345)
@@ -64,7 +77,11 @@ def main(argv=None) -> None:
     if name is None:
         p.error(f"{args.run} trained on the bare task: name the profile to take apart with --profile (e.g. g1_real)")
     results = []
-    for label, profile in ablation_profiles(load_profile(name), args.leave_one_out):
+    try:
+        rows = ablation_profiles(load_profile(name), args.leave_one_out, args.push_magnitudes)
+    except ValueError as e:
+        p.error(str(e))
+    for label, profile in rows:
         r = evaluate(args.run, episodes=args.episodes, num_envs=args.num_envs, seed=args.seed,
                      sim2real=profile, progress=False)
         print(f"[ablation] {label}: {r.summary()}", flush=True)

@@ -37,6 +37,17 @@ def test_leave_one_out_rows_drop_exactly_one_section():
         assert kept == [s for s in G1_SECTIONS if s != section]
 
 
+def test_push_magnitude_rows_keep_the_push_schedule_at_one_fixed_strength():
+    profile = load_profile({"extends": "g1_real", "random_push": {"levels": 10}})
+    rows = dict(ablation_profiles(profile, push_magnitudes=[0.5, 2]))
+    for m in (0.5, 2.0):
+        row = rows[f"random_push of {m:g} alone"]
+        assert [k for k in row if k in SECTIONS] == ["random_push"]
+        assert row["random_push"] == {**profile["random_push"], "magnitude": [m, m], "levels": 0}
+    with pytest.raises(ValueError, match="random_push"):
+        ablation_profiles(load_profile("ur5_real"), push_magnitudes=[1.0])
+
+
 @pytest.fixture
 def stacks(monkeypatch):
     """The wrapper layers of every env the evaluation built (empty for a bare env)."""
