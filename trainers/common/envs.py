@@ -102,9 +102,10 @@ def without_push_curriculum(sim2real: Sim2RealSpec) -> Sim2RealSpec:
         profile = load_profile(sim2real)
     except (ValueError, TypeError, OSError):
         return sim2real  # the env builder says what is wrong with it
-    if not (profile.get("random_push") or {}).get("levels"):
+    push = profile.get("random_push") or {}
+    if not push.get("levels"):
         return sim2real
-    return load_profile(profile, {"random_push": {"levels": 0}})
+    return {**profile, "random_push": {**push, "levels": 0}}
 
 
 def make_vec_env(task: str, num_envs: int, env_kwargs: dict | None = None,
