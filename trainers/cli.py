@@ -75,6 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--out", help="run directory (default runs/<task>)")
     t.add_argument("--config", help="YAML file with config keys")
     t.add_argument("--resume", help="checkpoint (or run directory) to continue from")
+    t.add_argument("--init-from", dest="init_from", metavar="RUN",
+                   help="start a new run from RUN's weights (checkpoint or run directory): fine-tune under another "
+                        "profile or config; init_fresh_normalizer=true re-learns the observation statistics")
     t.add_argument("--torch-threads", type=positive_int, help="torch intra-op threads (default: leave torch's choice)")
     t.add_argument("--no-progress", action="store_true", help="no progress bar (periodic lines instead)")
     t.add_argument("--print-config", action="store_true", help="print the resolved config and exit")
@@ -141,6 +144,8 @@ def _train(args: argparse.Namespace) -> int:
         if int(os.environ.get("WORLD_SIZE", "1") or 1) > 1:
             return _fail("train", f"--algo {args.algo} is single-process; under torchrun use the bundled PPO "
                                   f"(--algo ppo)")
+        if args.init_from:
+            return _fail("train", f"--init-from starts the bundled PPO from a PPO run; --algo {args.algo} has no such option")
         from trainers.ppo.config import DEFAULT_TASK
 
         args.task = args.task or DEFAULT_TASK
@@ -167,7 +172,9 @@ def _train(args: argparse.Namespace) -> int:
     from trainers.ppo.runner import train
 
     flags = dict(num_envs=args.num_envs, total_steps=args.total_steps, device=args.device, seed=args.seed,
-                 out=args.out, torch_threads=args.torch_threads)
+                 out=args.out, torch_threads=args.torch_threads, init_from=args.init_from)
+    if args.resume and args.init_from:
+        return _fail("train", UsageError("--resume continues a run, --init-from starts a new one from its weights: give one"))
     if args.no_progress:
         args.overrides = [*args.overrides, "log.progress=false"]
     try:

@@ -258,6 +258,15 @@ class Sim2RealWrapper(VectorWrapper):
     def _observe(self, obs, info, touch, started, final):
         return obs
 
+    def critic_groups(self) -> dict[str, np.ndarray]:
+        """This wrapper's perturbation as named ``(N, width)`` arrays of each env's current values.
+
+        What an asymmetric critic may know and the policy never sees (the profile's
+        ``privileged_critic``, :mod:`wrappers.privileged`): draws of the episode (delays,
+        gains, frictions), biases, the last push. Memoryless noise has nothing to tell: ``{}``.
+        """
+        return {}
+
     def _on_start(self, started: np.ndarray) -> None:
         """Redraw per-episode state of ``started`` rows, after ``_observe``.
 

@@ -143,6 +143,9 @@ class ActionLatency(Sim2RealWrapper):
     def _on_start(self, started):
         _restart(started, self._rng, self._count, self.delay, *self.config.delay)
 
+    def critic_groups(self):
+        return {"action_delay": self.delay[:, None]}
+
 
 class ObservationLatency(Sim2RealWrapper):
     """The policy sees the observation of ``k`` control steps earlier (see module docstring).
@@ -177,3 +180,6 @@ class ObservationLatency(Sim2RealWrapper):
         if "final_obs" in info and final is not self._none:
             info["final_obs"] = self._hand_out(self._final_out)
         return self._hand_out(self._out)
+
+    def critic_groups(self):
+        return {"observation_delay": self.delay[:, None]}

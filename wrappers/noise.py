@@ -206,6 +206,9 @@ class ImuBiasDrift(Sim2RealWrapper):
             info["final_obs"] = self._hand_out(self._final_out)
         return self._hand_out(self._out)
 
+    def critic_groups(self):
+        return {"imu_bias": self.bias}
+
 
 # --- action noise -------------------------------------------------------------
 

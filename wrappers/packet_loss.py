@@ -214,6 +214,14 @@ class PacketLoss(Sim2RealWrapper):
         if self._action_params is not None:
             self._action_held[started] = 0.0
 
+    def critic_groups(self):
+        groups = {}
+        if self._obs_params is not None:
+            groups["observation_lost"] = self.obs_lost[:, None]
+        if self._action_params is not None:
+            groups["action_lost"] = self.action_lost[:, None]
+        return groups
+
     def _observe(self, obs, info, touch, started, final):
         if self._obs_params is None:
             return obs

@@ -129,20 +129,24 @@ def _interval_steps(rng, i, low, high):
 
 
 @nb.njit(cache=True)
-def _restart_pushes(started, rng, countdown, remaining, xfrc, body, low, high, force_mode):
+def _restart_pushes(started, rng, countdown, remaining, xfrc, body, low, high, force_mode, kick, kick_age):
     for i in range(started.shape[0]):
         if started[i]:
             countdown[i] = _interval_steps(rng, i, low, high)
             remaining[i] = 0
+            kick[i, 0] = 0.0
+            kick[i, 1] = 0.0
+            kick_age[i] = 0
             if force_mode:
                 xfrc[i, body, 0] = 0.0
                 xfrc[i, body, 1] = 0.0
 
 
 @nb.njit(cache=True)
-def _push(rng, countdown, remaining, pushed, qvel, dof, xfrc, body, interval, low, high, duration, force_mode):
+def _push(rng, countdown, remaining, pushed, qvel, dof, xfrc, body, interval, low, high, duration, force_mode, kick, kick_age):
     for i in range(countdown.shape[0]):
         pushed[i] = False
+        kick_age[i] += 1
         if remaining[i] > 0:
             remaining[i] -= 1
             if remaining[i] == 0:
@@ -154,6 +158,9 @@ def _push(rng, countdown, remaining, pushed, qvel, dof, xfrc, body, interval, lo
             angle = 2.0 * math.pi * uniform(rng, i)
             size = uniform_range(rng, i, low, high[i])
             pushed[i] = True
+            kick[i, 0] = size * math.cos(angle)
+            kick[i, 1] = size * math.sin(angle)
+            kick_age[i] = 0
             if force_mode:
                 xfrc[i, body, 0] = size * math.cos(angle)
                 xfrc[i, body, 1] = size * math.sin(angle)
@@ -268,6 +275,9 @@ class DomainRandomization(Sim2RealWrapper):
         if ids.size:
             self._apply(ids)
 
+    def critic_groups(self):
+        return {f"randomized_{name}": draws for name, draws in self.params.items()}
+
     def _apply(self, ids: np.ndarray) -> None:
         fields, p, b = self._fields, self.params, self._base
         batch = fields.batch
@@ -368,6 +378,9 @@ class MotorStrength(Sim2RealWrapper):
                 self._fields.commit("actuator_gainprm", ids)
                 self._fields.commit("actuator_biasprm", ids)
 
+    def critic_groups(self):
+        return {"motor_strength": self._draws}
+
     def _actions(self, actions):
         if self.config.target == "torque":
             return actions
@@ -426,7 +439,7 @@ class RandomPush(Sim2RealWrapper):
     """Per-env pushes at random intervals (see :class:`RandomPushConfig`); ``info["pushed"]`` marks them."""
 
     STREAM = 19
-    STATE = ("_countdown", "_remaining", "pushed", "level")
+    STATE = ("_countdown", "_remaining", "pushed", "level", "kick", "kick_age")
 
     def __init__(self, env: VectorEnv, config: RandomPushConfig | Mapping[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(env)
@@ -451,11 +464,16 @@ class RandomPush(Sim2RealWrapper):
         self._countdown = np.zeros(n, np.int64)
         self._remaining = np.zeros(n, np.int64)
         self.pushed = np.zeros(n, bool)
+        self.kick = np.zeros((n, 2))  # the last push (m/s, or N in force mode) along world x, y; 0 before the first
+        self.kick_age = np.zeros(n, np.int64)  # control steps since it
         self.level = np.zeros(n, np.int64)  # push curriculum level per env (config.levels > 0)
         self._whole_range = np.full(n, self._high)  # every env's limit without a curriculum
 
     def _on_start(self, started):
-        _restart_pushes(started, self._rng, self._countdown, self._remaining, self._xfrc, self._body, self._interval[0], self._interval[1], self.config.mode == "force")
+        _restart_pushes(started, self._rng, self._countdown, self._remaining, self._xfrc, self._body, self._interval[0], self._interval[1], self.config.mode == "force", self.kick, self.kick_age)
+
+    def critic_groups(self):
+        return {"push": self.kick, "push_age": (self.kick_age * self.dt)[:, None]}
 
     def push_limits(self) -> np.ndarray:
         """Per env, the largest push it can draw now (the top of ``magnitude`` without a curriculum)."""
@@ -466,7 +484,8 @@ class RandomPush(Sim2RealWrapper):
 
     def _actions(self, actions):
         _push(self._rng, self._countdown, self._remaining, self.pushed, self._qvel, self._dof, self._xfrc, self._body,
-              self._interval, self._low, self.push_limits(), self._duration, self.config.mode == "force")
+              self._interval, self._low, self.push_limits(), self._duration, self.config.mode == "force", self.kick,
+              self.kick_age)
         return actions
 
     def step(self, actions):

@@ -6,6 +6,8 @@ A profile is a mapping from wrapper section to that wrapper's config::
     observation_noise: {distribution: uniform, scales: {gyro: 0.2, joint_vel: 1.5}}
     action_latency: {delay: [0, 1]}
     random_push: null            # null removes a section
+    privileged_critic: true      # optional: the critic also sees the clean observation and
+                                 # the perturbations (wrappers.privileged)
 
 Packaged profiles (``wrappers/profiles/*.yaml``): ``go1_real``, ``g1_real``,
 ``ur5_real``. The sections nest in a fixed order, innermost first, so that the
@@ -33,6 +35,7 @@ from wrappers.latency import ActionLatency, ObservationLatency
 from wrappers.noise import ActionNoise, ImuBiasDrift, ObservationNoise
 from wrappers.packet_loss import PacketLoss
 from wrappers.physics import DomainRandomization, MotorStrength, RandomPush
+from wrappers.privileged import CleanObservationTap, PrivilegedCritic, privileged_parts
 
 #: section name -> wrapper, innermost first
 SECTIONS: dict[str, type] = {
@@ -47,6 +50,7 @@ SECTIONS: dict[str, type] = {
     "packet_loss": PacketLoss,
 }
 META_KEYS = ("description", "robot", "env_id", "extends", "sources")
+OPTION_KEYS = ("privileged_critic",)
 
 
 def load_profile(profile: str | Path | Mapping[str, Any], overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -58,7 +62,7 @@ def load_profile(profile: str | Path | Mapping[str, Any], overrides: Mapping[str
             set to ``None`` is removed.
     """
     data = deep_merge(resolve_profile(profile), overrides or {})
-    check_keys(data, [*SECTIONS, *META_KEYS], "profile section")
+    check_keys(data, [*SECTIONS, *META_KEYS, *OPTION_KEYS], "profile section")
     return {key: value for key, value in data.items() if value is not None}
 
 
@@ -91,15 +95,18 @@ class Sim2Real(VectorWrapper):
 
     ``Sim2Real(gym.make_vec("UniLab/Go1Joystick-v0", num_envs=1024), profile="go1_real")``.
     ``layers`` maps each section present to its wrapper instance; ``profile``
-    is the resolved profile.
+    is the resolved profile. With the profile's ``privileged_critic``, ``critic`` is the
+    :class:`~wrappers.privileged.PrivilegedCritic` that extends ``info["privileged_obs"]``
+    (and ``privileged_observation_space``; ``critic.groups`` names its columns), else ``None``.
     """
 
     def __init__(self, env: VectorEnv, profile: str | Path | Mapping[str, Any] = "go1_real", overrides: Mapping[str, Any] | None = None) -> None:
         self.profile = load_profile(profile, overrides)
         spec = getattr(env.unwrapped, "spec", None)
         check_profile_fits(self.profile, getattr(spec, "id", None), profile)
+        parts = privileged_parts(self.profile.get("privileged_critic"))
         self.layers: dict[str, VectorWrapper] = {}
-        top = env
+        tap = top = CleanObservationTap(env) if "clean_obs" in parts else env
         for name, cls in SECTIONS.items():
             if name in self.profile:
                 config = self.profile[name]
@@ -111,6 +118,23 @@ class Sim2Real(VectorWrapper):
                     raise type(error)(f"profile section {name!r}: {error}") from error
                 self.layers[name] = top
         super().__init__(top)
+        self.critic = PrivilegedCritic(env, parts, tap if tap is not env else None, list(self.layers.values())) if parts else None
+        if self.critic is not None:
+            self.privileged_observation_space = self.critic.observation_space
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        obs, info = self.env.reset(seed=seed, options=options)
+        if self.critic is not None:
+            self.critic.fill(info)
+        return obs, info
+
+    def step(self, actions):
+        if self.critic is None:
+            return self.env.step(actions)
+        self.critic.before_step()
+        obs, reward, terminated, truncated, info = self.env.step(actions)
+        self.critic.fill(info)
+        return obs, reward, terminated, truncated, info
 
     def get_state(self) -> dict[str, Any]:
         """The state of the whole stack (each layer's and the base env's); see ``Sim2RealWrapper.get_state``."""

@@ -2,7 +2,7 @@
 
 The algorithm owns the actor-critic, the observation normalizers and the optimizer; it
 reads a filled :class:`~trainers.ppo.storage.RolloutStorage` and never touches an env.
-Three small methods are the hooks a data-parallel layer wraps: :meth:`PPO.gradient_step`
+Three small methods are the hooks a data-parallel layer wraps: :meth:`PPO.reduce_gradients`
 (all-reduce gradients before the optimizer step), :meth:`PPO.update_normalizers`
 (all-reduce the batch moments before merging them) and :meth:`PPO.reduce_kl` (average the
 KL that drives the adaptive learning rate); see :mod:`trainers.ppo.distributed`.
@@ -85,12 +85,17 @@ class PPO:
         """The KL the adaptive learning rate reacts to (a data-parallel layer averages it over ranks)."""
         return kl
 
+    def reduce_gradients(self) -> None:
+        """After backward, before clipping (a data-parallel layer all-reduces the gradients here)."""
+
     def gradient_step(self, loss: torch.Tensor) -> torch.Tensor:
-        """Backward, clip the global gradient norm, optimizer step; returns the pre-clip norm."""
+        """Backward, clip the global gradient norm, optimizer step, std ceiling; returns the pre-clip norm."""
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
+        self.reduce_gradients()
         norm = nn.utils.clip_grad_norm_(self.params, self.cfg.max_grad_norm, foreach=True)
         self.optimizer.step()
+        self.policy.bound_std_()
         return norm
 
     # ------------------------------------------------------------------ update

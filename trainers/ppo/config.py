@@ -41,6 +41,9 @@ class PolicyConfig:
     critic_hidden: tuple[int, ...] = (256, 128, 64)
     activation: str = "elu"
     init_std: float = 1.0          # initial action std: exp(log_std_init) (SB3's log_std_init=-2 is 0.1353)
+    # ceiling on the action std (null: none): the log-std is projected below log(max_std) after every
+    # optimizer step, so late training explores without toppling the robot (entropy bonus or not)
+    max_std: float | None = None
     obs_normalization: bool = True
     obs_clip: float = 10.0
     ortho_init: bool = True        # orthogonal weights (gain sqrt 2, heads 0.01 / 1); False: PyTorch's default init
@@ -53,6 +56,8 @@ class PolicyConfig:
         require(self.activation in ACTIVATIONS,
                f"policy.activation must be one of {sorted(ACTIVATIONS)}, got {self.activation!r}")
         require(self.init_std > 0, f"policy.init_std must be > 0, got {self.init_std}")
+        require(self.max_std is None or self.max_std >= self.init_std,
+               f"policy.max_std must be >= policy.init_std ({self.init_std}) or null, got {self.max_std}")
         require(self.obs_clip > 0, f"policy.obs_clip must be > 0, got {self.obs_clip}")
 
 
@@ -167,6 +172,10 @@ class TrainConfig:
     # sim-to-real wrappers on the env (trainers.common.envs): a profile name (go1_real), a YAML
     # path, or an inline mapping of sections (may `extends: go1_real`); null: the bare env
     sim2real: str | dict | None = None
+    # start from another run's weights (trainers.ppo.init_from): its checkpoint or run directory;
+    # a new run, unlike --resume. init_fresh_normalizer: re-learn the observation statistics
+    init_from: str | None = None
+    init_fresh_normalizer: bool = False
     algo: AlgoConfig = field(default_factory=AlgoConfig)
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     log: LogConfig = field(default_factory=LogConfig)
@@ -237,7 +246,7 @@ def load_config(task: str | None = None, config_file: str | Path | None = None,
     """Layer defaults, the task's YAML, a user file, CLI flags and overrides; validate once.
 
     ``flags`` are top-level keys given as CLI flags (``num_envs``, ``total_steps``, ``device``,
-    ``seed``, ``out``, ``torch_threads``); ``None`` values are ignored.
+    ``seed``, ``out``, ``torch_threads``, ``init_from``); ``None`` values are ignored.
     """
     user = read_yaml(config_file) if config_file else {}
     over = parse_overrides(list(overrides))

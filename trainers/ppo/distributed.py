@@ -184,9 +184,7 @@ class DistributedPPO(PPO):
         _collective(tdist.all_reduce, kl, what="all-reduce of the KL")
         return kl[0]
 
-    def gradient_step(self, loss: torch.Tensor) -> torch.Tensor:
-        self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+    def reduce_gradients(self) -> None:
         grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in self.params]
         flat = torch.cat([g.reshape(-1) for g in grads]).mul_(self.weight)
         _collective(tdist.all_reduce, flat, what="all-reduce of the gradients")
@@ -195,9 +193,6 @@ class DistributedPPO(PPO):
             n = g.numel()
             p.grad = flat[offset:offset + n].view_as(p)
             offset += n
-        norm = torch.nn.utils.clip_grad_norm_(self.params, self.cfg.max_grad_norm, foreach=True)
-        self.optimizer.step()
-        return norm
 
     def broadcast_from_main(self) -> None:
         """Copy rank 0's parameters and normalizer statistics to every rank (one flat broadcast per dtype)."""

@@ -92,7 +92,7 @@ def evaluate(checkpoint: str | Path, episodes: int = 10, num_envs: int | None = 
                        sim2real=resolve_sim2real(sim2real, cfg.sim2real))
     recorder = VideoRecorder(video, _fps(env), max_video_frames, progress) if video is not None else None
     try:
-        check_compatible(ckpt, env_dims(env), checkpoint)
+        check_compatible(ckpt, env_dims(env), checkpoint, critic=False)
         space = env.single_action_space
         low, high = space.low.astype(np.float32), space.high.astype(np.float32)
         obs, info = env.reset(seed=seed)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import nn
 
@@ -87,7 +89,8 @@ class ActorCritic(nn.Module):
     """Gaussian policy ``N(actor(obs), exp(log_std))`` and value ``critic(critic_obs)``.
 
     Inputs are already normalized. ``critic_obs`` is the privileged observation when
-    the task offers one (asymmetric actor-critic), else the policy observation.
+    the task offers one (asymmetric actor-critic), else the policy observation. With
+    ``cfg.max_std`` the std has a ceiling, kept by :meth:`bound_std_` after each optimizer step.
     """
 
     def __init__(self, obs_dim: int, critic_obs_dim: int, act_dim: int, cfg: PolicyConfig):
@@ -96,6 +99,13 @@ class ActorCritic(nn.Module):
         self.actor = mlp(obs_dim, cfg.actor_hidden, act_dim, cfg.activation, out_gain=0.01, ortho_init=cfg.ortho_init)
         self.critic = mlp(critic_obs_dim, cfg.critic_hidden, 1, cfg.activation, out_gain=1.0, ortho_init=cfg.ortho_init)
         self.log_std = nn.Parameter(torch.full((act_dim,), float(torch.log(torch.tensor(cfg.init_std)))))
+        self.max_log_std = None if cfg.max_std is None else math.log(cfg.max_std)
+
+    @torch.no_grad()
+    def bound_std_(self) -> None:
+        """Project the log-std below ``log(max_std)`` (in place; a no-op without a ceiling)."""
+        if self.max_log_std is not None:
+            self.log_std.clamp_(max=self.max_log_std)
 
     def action_mean(self, obs: torch.Tensor) -> torch.Tensor:
         return self.actor(obs)

@@ -219,7 +219,9 @@ class Runner:
                 try:
                     e.set_state(to_numpy(state))
                 except (ValueError, KeyError) as error:  # StateError: another task, size or wrapper stack
-                    raise CheckpointError(f"checkpoint {path}: its env state does not fit this run's env ({error})") from None
+                    raise CheckpointError(f"checkpoint {path}: its env state does not fit this run's env ({error}); "
+                                          "to train that policy on in another env or profile, start a new run "
+                                          "with --init-from") from None
             self.collector.load_state_dict(ckpt["collector"])
         else:
             if self.is_main:
@@ -261,6 +263,13 @@ class Runner:
         if resume is not None:
             self.load(resume)
         else:
+            if cfg.init_from:
+                from .init_from import initialize_from
+                summary = initialize_from(self.algo, self.dims, cfg.task, cfg.init_from, cfg.init_fresh_normalizer)
+                if self.dist is not None:
+                    self.algo.broadcast_from_main()
+                if self.is_main:
+                    print(f"[unilab] {summary}", file=sys.stderr, flush=True)
             self.collector.reset(seed=cfg.seed + self.env_offset)
             self.algo.update_normalizers(*self.collector.initial_moments())
         if self.is_main:
@@ -368,9 +377,14 @@ class _NullLogger:
         pass
 
 
-def check_compatible(ckpt: dict, dims, path) -> None:
+def check_compatible(ckpt: dict, dims, path, critic: bool = True) -> None:
+    """``CheckpointError`` when the checkpoint's sizes differ from the env's; ``critic=False`` (evaluation,
+    export) compares only the policy's, so a run whose critic saw training-only extras runs anywhere."""
     got = ckpt["dims"]
     want = dataclasses.asdict(dims)
+    if not critic:
+        want = {k: want[k] for k in ("obs", "act")}
+        got = {k: got.get(k) for k in want}
     if got != want:
         diff = ", ".join(f"{k}: checkpoint {got.get(k)} vs env {want[k]}" for k in want if got.get(k) != want[k])
         raise CheckpointError(f"checkpoint {path} does not match this env ({diff})")
