@@ -194,7 +194,7 @@ def _train(args: argparse.Namespace) -> int:
     from trainers.ppo.distributed import DistributedError
     try:
         result = train(cfg, resume=args.resume, dist_timeout=args.dist_timeout)
-    except CheckpointError as e:
+    except (CheckpointError, ConfigError) as e:
         print(f"unilab train: {e}", file=sys.stderr)
         return 2
     except DistributedError as e:

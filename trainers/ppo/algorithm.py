@@ -23,8 +23,10 @@ from .storage import Minibatch, RolloutStorage
 
 class PPO:
     def __init__(self, policy: ActorCritic, obs_normalizer: EmpiricalNormalizer,
-                 critic_normalizer: EmpiricalNormalizer | None, cfg: AlgoConfig, device: torch.device):
+                 critic_normalizer: EmpiricalNormalizer | None, cfg: AlgoConfig, device: torch.device,
+                 symmetry=None):
         self.policy, self.cfg, self.device = policy, cfg, torch.device(device)
+        self.symmetry = symmetry  # a SymmetryLoss (trainers.ppo.symmetry) when algo.symmetry_coef > 0
         self.obs_normalizer = obs_normalizer
         self.critic_normalizer = critic_normalizer
         self.amp = bool(cfg.amp and self.device.type == "cuda")
@@ -126,18 +128,21 @@ class PPO:
         if self.graphed is not None:
             sums, n = self.graphed.run(storage, generator, adv)
         else:
-            sums = torch.zeros(6, device=self.device)
+            sums = torch.zeros(7, device=self.device)
             n = 0
             for mb in storage.minibatches(cfg.num_minibatches, cfg.num_epochs, generator, advantages=adv):
                 sums += self.minibatch_step(mb, storage.old_log_std)
                 n += 1
         s = (sums / max(n, 1)).tolist()
-        return {"loss/policy": s[0], "loss/value": s[1], "loss/entropy": s[2], "loss/kl": s[3],
-                "loss/clip_fraction": s[4], "loss/grad_norm": s[5], "learning_rate": self.learning_rate,
-                "policy/std": float(torch.exp(self.policy.log_std.detach()).mean())}
+        stats = {"loss/policy": s[0], "loss/value": s[1], "loss/entropy": s[2], "loss/kl": s[3],
+                 "loss/clip_fraction": s[4], "loss/grad_norm": s[6], "learning_rate": self.learning_rate,
+                 "policy/std": float(torch.exp(self.policy.log_std.detach()).mean())}
+        if self.symmetry is not None:
+            stats["loss/symmetry"] = s[5]
+        return stats
 
     def losses(self, mb: Minibatch, old_log_std: torch.Tensor):
-        """``(loss, kl, stats [5])`` of one minibatch: stats are policy, value, entropy, KL, clip fraction."""
+        """``(loss, kl, stats [6])`` of one minibatch: stats are policy, value, entropy, KL, clip fraction, symmetry."""
         cfg = self.cfg
         with self.autocast():
             mean = self.policy.action_mean(mb.obs)
@@ -153,14 +158,19 @@ class PPO:
                                           cfg.clip if cfg.clip_value_loss else None, mb.mask)
         entropy = L.gaussian_entropy(log_std)
         loss = policy_loss + cfg.value_coef * value_loss - cfg.entropy_coef * entropy
+        symmetry = torch.zeros((), device=loss.device)
+        if self.symmetry is not None:
+            symmetry = self.symmetry(self.policy, self.obs_normalizer, mb.obs, mean, mb.mask)
+            loss = loss + self.symmetry.coef * symmetry
         with torch.no_grad():
             kl = L.masked_mean(L.gaussian_kl(mb.action_means, old_log_std, mean, log_std), mb.mask)
             clip_frac = L.masked_mean(((log_prob - mb.log_probs).exp() - 1.0).abs().gt(cfg.clip).float(), mb.mask)
-            stats = torch.stack([policy_loss.detach(), value_loss.detach(), entropy.detach(), kl, clip_frac])
+            stats = torch.stack([policy_loss.detach(), value_loss.detach(), entropy.detach(), kl, clip_frac,
+                                 symmetry.detach()])
         return loss, kl, stats
 
     def minibatch_step(self, mb: Minibatch, old_log_std: torch.Tensor) -> torch.Tensor:
-        """Losses on one minibatch and one gradient step (eager); returns detached statistics ``[6]``."""
+        """Losses on one minibatch and one gradient step (eager); returns detached statistics ``[7]``."""
         loss, kl, stats = self.losses(mb, old_log_std)
         if self.cfg.schedule == "adaptive":  # as rsl_rl: the lr of this step already reacts to its KL
             self.set_learning_rate(L.adaptive_learning_rate(self.learning_rate, self.reduce_kl(kl).item(),

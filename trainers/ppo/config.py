@@ -89,6 +89,9 @@ class AlgoConfig:
     reward_clip: float = 10.0      # |normalized reward| bound (with reward_normalization)
     adam_eps: float = 1e-8         # Adam's epsilon (SB3 uses 1e-5)
     amp: bool = False
+    # weight of the mirror loss (trainers.ppo.symmetry; 0: off): tasks with a left/right mirror map
+    # (the legged joystick tasks' task.mirror) only
+    symmetry_coef: float = 0.0
     cuda_graph: bool = True  # on CUDA: replay each minibatch step as one captured CUDA graph
 
     def __post_init__(self) -> None:
@@ -108,6 +111,7 @@ class AlgoConfig:
                f"algo.advantage_scope must be one of {list(ADVANTAGE_SCOPES)}, got {self.advantage_scope!r}")
         require(self.reward_clip > 0, f"algo.reward_clip must be > 0, got {self.reward_clip}")
         require(0 < self.adam_eps < 1, f"algo.adam_eps must be in (0, 1), got {self.adam_eps}")
+        require(self.symmetry_coef >= 0, f"algo.symmetry_coef must be >= 0, got {self.symmetry_coef}")
 
 
 @dataclass(frozen=True)

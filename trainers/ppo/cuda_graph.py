@@ -63,7 +63,7 @@ class GraphedUpdate:
         algo = self.algo
         self.storage, self.widths = storage, widths
         self.rows = table[:size].clone()
-        self.acc = torch.zeros(6, device=table.device)
+        self.acc = torch.zeros(7, device=table.device)
         snapshot = self._snapshot()
         side = torch.cuda.Stream(device=table.device)
         side.wait_stream(torch.cuda.current_stream(table.device))

@@ -75,10 +75,12 @@ class TrainResult:
     stop_reason: str | None = None  # why training ended before total_steps (the config's stop: rule)
 
 
-def build_learner(dims, cfg: TrainConfig, device: torch.device, make_algo=PPO):
+def build_learner(dims, cfg: TrainConfig, device: torch.device, make_algo=PPO, mirror=None):
     """Policy, normalizers and PPO for the given env dims (initialized from ``cfg.seed``).
 
     ``make_algo``: the PPO class (or a factory with its signature), e.g. a data-parallel one.
+    ``mirror``: the task's mirror map; with ``algo.symmetry_coef > 0`` the PPO gets the mirror loss
+    (training passes :func:`task_mirror`, which refuses a task without a map).
     """
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(cfg.seed)
@@ -87,7 +89,24 @@ def build_learner(dims, cfg: TrainConfig, device: torch.device, make_algo=PPO):
     obs_norm = EmpiricalNormalizer(dims.obs, cfg.policy.obs_clip, enabled=cfg.policy.obs_normalization).to(device)
     critic_norm = (EmpiricalNormalizer(dims.privileged, cfg.policy.obs_clip, enabled=cfg.policy.obs_normalization)
                    .to(device) if dims.privileged else None)
-    return make_algo(policy, obs_norm, critic_norm, cfg.algo, device)
+    symmetry = None
+    if cfg.algo.symmetry_coef > 0 and mirror is not None:  # without a map (evaluation, export): no mirror loss
+        from .symmetry import SymmetryLoss
+        symmetry = SymmetryLoss(mirror, cfg.algo.symmetry_coef, device)
+    return make_algo(policy, obs_norm, critic_norm, cfg.algo, device, symmetry=symmetry)
+
+
+def task_mirror(env: gym.vector.VectorEnv, cfg: TrainConfig):
+    """The env's task mirror map when ``algo.symmetry_coef > 0`` (``None`` otherwise); a
+    :class:`~unilab_envs.config.ConfigError` names the task that has none."""
+    if cfg.algo.symmetry_coef <= 0:
+        return None
+    task = getattr(env.unwrapped, "task", None)
+    try:
+        return task.mirror
+    except (AttributeError, ValueError) as e:
+        from .config import ConfigError
+        raise ConfigError(f"algo.symmetry_coef: {cfg.task} has no left/right mirror map ({e}); set it to 0") from None
 
 
 class Runner:
@@ -119,8 +138,9 @@ class Runner:
         self.dims = env_dims(self.envs[0])
         if any(env_dims(e) != self.dims for e in self.envs[1:]):
             raise ValueError("the envs of one run must have the same observation, action and privileged sizes")
+        mirror = task_mirror(self.envs[0], cfg)
         if dist is None:
-            self.algo = build_learner(self.dims, cfg, self.device)
+            self.algo = build_learner(self.dims, cfg, self.device, mirror=mirror)
         else:
             from .distributed import DistributedPPO, rank_generator_seed
             torch.set_num_threads(cfg.torch_threads or dist.num_threads())
@@ -129,7 +149,7 @@ class Runner:
                                  f"than algo.num_minibatches ({cfg.algo.num_minibatches})")
             eager = dataclasses.replace(cfg, algo=dataclasses.replace(cfg.algo, cuda_graph=False))
             self.algo = build_learner(self.dims, eager, self.device, functools.partial(
-                DistributedPPO, weight=self.num_envs / cfg.num_envs))
+                DistributedPPO, weight=self.num_envs / cfg.num_envs), mirror=mirror)
             self.algo.broadcast_from_main()
         self.generator = torch.Generator(device=self.device)
         self.generator.manual_seed(cfg.seed if dist is None else rank_generator_seed(cfg.seed, dist.rank))

@@ -17,6 +17,7 @@ e.g. :mod:`unilab_envs.tasks.go1_rough`).
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
@@ -28,6 +29,7 @@ from unilab_envs.locomotion import kernels
 from unilab_envs.locomotion.actions import apply_actions
 from unilab_envs.locomotion.config import LocomotionConfig, kernel_records
 from unilab_envs.locomotion.ground import flat_ground
+from unilab_envs.locomotion.mirror import MirrorMap, locomotion_mirror
 from unilab_envs.locomotion.observation import ObsLayout, obs_layout
 from unilab_envs.locomotion.records import Ground, Legs, Physics
 from unilab_envs.locomotion.rewards import REWARD_NAMES
@@ -70,6 +72,14 @@ class LocomotionTask(Task):
     action_size = property(lambda self: len(self.legged.joint_names))
     reward_weights = property(lambda self: self._weights)
     reset_keyframe = property(lambda self: self._keyframe)
+
+    @cached_property
+    def mirror(self) -> MirrorMap:
+        """The left/right mirror of the policy observation and the actions
+        (:mod:`~unilab_envs.locomotion.mirror`); ``ValueError`` where the robot or layout has none."""
+        legged = self.legged
+        return locomotion_mirror(self.model, self.obs_groups, legged.joint_names, legged.foot_names,
+                                 legged.phase_offsets, self._keyframe)
 
     def load_model(self, cfg: LocomotionConfig):
         """The MuJoCo model of the task: the robot's MJCF (its floor plane) unless a terrain task says otherwise."""

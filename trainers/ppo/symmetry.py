@@ -1,0 +1,50 @@
+"""The mirror loss: an actor that acts as the mirror image of itself (rsl_rl's symmetry, as a loss).
+
+With a task's :class:`~unilab_envs.locomotion.mirror.MirrorMap` ``m`` (a permutation and a
+sign per entry, on observations and on actions), the loss of a minibatch is
+
+    ``coef * E[ || actor(m(o)) - m(actor(o)) ||^2 ]``
+
+with the right-hand side held fixed (no gradient through it): the policy learns to answer a
+mirrored situation with the mirrored action, e.g. the same recovery from a push to the left
+and to the right, and no yaw drift on a straight command that its mirror image does not have.
+The actor reads normalized observations, so ``o`` is mapped back to raw units, mirrored and
+normalized again (entries clipped by the normalizer stay clipped).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .losses import masked_mean
+from .models import EmpiricalNormalizer
+
+
+class SymmetryLoss:
+    """``SymmetryLoss(mirror, coef, device)(policy, normalizer, obs_n, mean, mask)`` -> scalar loss.
+
+    ``mirror``: an object with ``obs_perm``, ``obs_sign``, ``act_perm``, ``act_sign`` arrays.
+    """
+
+    def __init__(self, mirror, coef: float, device: torch.device):
+        self.coef = float(coef)
+        self.obs_perm = torch.as_tensor(mirror.obs_perm, dtype=torch.long, device=device)
+        self.obs_sign = torch.as_tensor(mirror.obs_sign, dtype=torch.float32, device=device)
+        self.act_perm = torch.as_tensor(mirror.act_perm, dtype=torch.long, device=device)
+        self.act_sign = torch.as_tensor(mirror.act_sign, dtype=torch.float32, device=device)
+
+    def mirror_normalized(self, normalizer: EmpiricalNormalizer, obs_n: torch.Tensor) -> torch.Tensor:
+        """``normalize(m(denormalize(obs_n)))`` for normalized observations ``[B, O]``."""
+        if not normalizer.enabled:
+            return obs_n[:, self.obs_perm] * self.obs_sign
+        mean = normalizer.mean.to(obs_n.dtype)
+        std = torch.sqrt(normalizer.var + normalizer.eps).to(obs_n.dtype)
+        raw = obs_n * std + mean
+        return normalizer.normalize(raw[:, self.obs_perm] * self.obs_sign)
+
+    def __call__(self, policy, normalizer: EmpiricalNormalizer, obs_n: torch.Tensor, mean: torch.Tensor,
+                 mask: torch.Tensor | None) -> torch.Tensor:
+        """The mirror loss of one minibatch (unscaled; the caller weighs it with ``coef``)."""
+        mirrored = policy.action_mean(self.mirror_normalized(normalizer, obs_n)).float()
+        target = mean.detach()[:, self.act_perm] * self.act_sign
+        return masked_mean((mirrored - target).square().sum(-1), mask)
