@@ -120,6 +120,13 @@ def build_parser() -> argparse.ArgumentParser:
     x.add_argument("--out", help="ONNX path (default <run>/policy.onnx)")
     x.add_argument("--opset", type=int, default=17, help="ONNX opset version (default 17)")
 
+    sh = sub.add_parser("ship", help="write a run as a policy folder: slim checkpoint, config, curve, ONNX, deploy spec",
+                        description="Write a bundled-PPO run as a shippable policy folder: the checkpoint without "
+                                    "optimizer or env state (eval, export and --init-from read it; --resume "
+                                    "refuses it), config.yaml, learning_curve.png, policy.onnx and deploy_spec.json.")
+    sh.add_argument("run", help="run directory (or its checkpoint.pt)")
+    sh.add_argument("--out", required=True, help="the policy folder to write, e.g. policies/go1_joystick_real")
+
     sub.add_parser("tasks", help="list the registered UniLab tasks: sizes, control rate, episode, reward terms",
                    description="The registered UniLab tasks, read from the tasks themselves.").add_argument(
         "--markdown", action="store_true", help="print a Markdown table (as in the README)")
@@ -337,6 +344,21 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ship(args: argparse.Namespace) -> int:
+    """``unilab ship RUN --out DIR``: a run as a policy folder (:mod:`trainers.common.ship`)."""
+    from trainers.common.checkpoint import CheckpointError
+    from trainers.common.ship import ship
+    from trainers.ppo.config import ConfigError
+
+    try:
+        written = ship(args.run, args.out)
+    except (CheckpointError, ConfigError, ValueError, OSError) as e:
+        return _fail("ship", e)
+    for path in written:
+        print(f"wrote {path} ({path.stat().st_size / 1e3:.0f} kB)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run ``unilab`` with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
     parser = build_parser()
@@ -348,7 +370,7 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(args.command, f"unrecognized arguments: {' '.join(bad)}{hint}; see `unilab {args.command} --help`")
     if args.command == "train":
         args.overrides = list(extra)
-    code = {"train": _train, "eval": _eval, "export": _export, "tasks": _tasks, "bench": _bench,
+    code = {"train": _train, "eval": _eval, "export": _export, "ship": _ship, "tasks": _tasks, "bench": _bench,
             "play": _play}[args.command](args)
     if args.command == "train" and int(os.environ.get("WORLD_SIZE", "1")) > 1:
         from trainers.ppo.distributed import exit_finished_rank

@@ -218,6 +218,10 @@ class Runner:
                                   f"this run is {self.cfg.task!r}: resume with --task {ckpt['config'].get('task')} "
                                   "(or without --task, from the checkpoint's own config)")
         check_compatible(ckpt, self.dims, path)
+        if ckpt.get("slim") or "optimizer" not in ckpt["algo"]:
+            raise CheckpointError(f"checkpoint {path} is a slim (shipped) checkpoint: it lacks the optimizer and "
+                                  "env state an exact resume needs; start a new run from its weights with "
+                                  f"--init-from {path}")
         try:
             self.algo.load_state_dict(ckpt["algo"])
         except (RuntimeError, KeyError, ValueError) as e:

@@ -36,6 +36,7 @@ APPLIED = ("observation_noise", "imu_bias_drift", "observation_latency", "action
            "action_noise", "motor_strength")
 PHYSICS = ("domain_randomization", "random_push")
 META = ("description", "robot", "env_id", "extends", "sources")
+TRAINING_ONLY = ("privileged_critic",)  # what the critic sees in training (wrappers.privileged): nothing to play
 KEYS = {
     "observation_noise": ("scales", "distribution", "mode", "level"),
     "imu_bias_drift": ("bias_std", "drift_std"),
@@ -55,8 +56,8 @@ def load_play_profile(profile: str | Path | Mapping[str, Any]) -> dict[str, Any]
     except (ValueError, FileNotFoundError) as e:
         raise SpecError(str(e)) from None
     for key, value in data.items():
-        if key not in (*APPLIED, *PHYSICS, *META):
-            raise SpecError(f"unknown profile section {key!r}; known: {sorted((*APPLIED, *PHYSICS, *META))}")
+        if key not in (*APPLIED, *PHYSICS, *META, *TRAINING_ONLY):
+            raise SpecError(f"unknown profile section {key!r}; known: {sorted((*APPLIED, *PHYSICS, *META, *TRAINING_ONLY))}")
         if key in KEYS and value is not None:
             if not isinstance(value, Mapping):
                 raise SpecError(f"profile section {key!r} must be a mapping, got {value!r}")
