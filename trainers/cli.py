@@ -123,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     sh = sub.add_parser("ship", help="write a run as a policy folder: slim checkpoint, config, curve, ONNX, deploy spec",
                         description="Write a bundled-PPO run as a shippable policy folder: the checkpoint without "
                                     "optimizer or env state (eval, export and --init-from read it; --resume "
-                                    "refuses it), config.yaml, learning_curve.png, policy.onnx and deploy_spec.json.")
+                                    "goes on from it without an exact continuation), config.yaml, learning_curve.png, policy.onnx and deploy_spec.json.")
     sh.add_argument("run", help="run directory (or its checkpoint.pt)")
     sh.add_argument("--out", required=True, help="the policy folder to write, e.g. policies/go1_joystick_real")
 

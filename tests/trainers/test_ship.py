@@ -1,4 +1,4 @@
-"""``unilab ship``: a run as a policy folder with a slim checkpoint that eval reads and --resume refuses."""
+"""``unilab ship``: a run as a policy folder with a slim checkpoint that eval reads and --resume continues."""
 
 from tests.trainers.conftest import POINT_REACH_ID
 
@@ -24,8 +24,12 @@ def test_ship_writes_a_slim_policy_folder(tmp_path, capsys):
     capsys.readouterr()
 
     assert cli.main(["eval", str(shipped), "--episodes", "4"]) == 0
-    assert cli.main(["train", "--resume", str(shipped), "--total-steps", "640", "--no-progress"]) == 2
-    assert "slim (shipped) checkpoint" in capsys.readouterr().err
+    resumed_dir = tmp_path / "resumed"
+    assert cli.main(["train", "--resume", str(shipped), "--total-steps", "640", "--no-progress",
+                     "--out", str(resumed_dir)]) == 0
+    assert "slim (shipped) checkpoint: it has no optimizer state" in capsys.readouterr().err
+    resumed = load_checkpoint(resumed_dir, CKPT_FORMAT, CKPT_VERSION)
+    assert resumed["iteration"] == 5 and "optimizer" in resumed["algo"]  # went on from iteration 3
     assert cli.main(["train", *TINY, "--total-steps", "128", "--out", str(tmp_path / "ft"), "--init-from", str(shipped)]) == 0
 
 

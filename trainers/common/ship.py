@@ -3,8 +3,8 @@
 A run's checkpoint is made to resume training exactly: it holds the optimizer's moments and
 the training envs' state (tens of MB for a G1 run). A shipped policy needs neither. The slim
 checkpoint keeps the config, sizes, counters, the policy and its normalizers, and is marked
-``slim``: ``unilab eval``, ``export`` and ``--init-from`` read it; ``--resume`` refuses it with
-a message (there is no exact continuation without the optimizer and env state).
+``slim``: ``unilab eval``, ``export`` and ``--init-from`` read it; ``--resume`` goes on from it
+and says what it lacks (Adam's moments restart, envs are re-seeded: not an exact continuation).
 
     unilab ship runs/go1_real --out policies/go1_joystick_real
 """

@@ -187,11 +187,16 @@ class PPO:
                 "optimizer": self.optimizer.state_dict(),
                 "learning_rate": self.learning_rate}
 
-    def load_state_dict(self, state: dict) -> None:
+    def load_weights(self, state: dict) -> None:
+        """The networks, normalizers and learning rate of a :meth:`state_dict` (the optimizer stays fresh)."""
         self.policy.load_state_dict(state["policy"])
         self.obs_normalizer.load_state_dict(state["obs_normalizer"])
         if self.critic_normalizer is not None:
             self.critic_normalizer.load_state_dict(state["critic_normalizer"])
+        self.set_learning_rate(state["learning_rate"])
+
+    def load_state_dict(self, state: dict) -> None:
+        self.load_weights(state)
         self.optimizer.load_state_dict(state["optimizer"])
         for g in self.optimizer.param_groups:  # the saved groups may come from the other mode
             g["capturable"] = self.graphed is not None

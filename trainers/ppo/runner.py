@@ -218,12 +218,16 @@ class Runner:
                                   f"this run is {self.cfg.task!r}: resume with --task {ckpt['config'].get('task')} "
                                   "(or without --task, from the checkpoint's own config)")
         check_compatible(ckpt, self.dims, path)
-        if ckpt.get("slim") or "optimizer" not in ckpt["algo"]:
-            raise CheckpointError(f"checkpoint {path} is a slim (shipped) checkpoint: it lacks the optimizer and "
-                                  "env state an exact resume needs; start a new run from its weights with "
-                                  f"--init-from {path}")
+        slim = bool(ckpt.get("slim")) or "optimizer" not in ckpt["algo"]
+        if slim and self.is_main:
+            print(f"[unilab] resume: {path} is a slim (shipped) checkpoint: it has no optimizer state (Adam's "
+                  "moments restart) and no env state (envs are re-seeded), so this is not an exact continuation; "
+                  "the counters, weights, normalizers and learning rate go on", file=sys.stderr, flush=True)
         try:
-            self.algo.load_state_dict(ckpt["algo"])
+            if slim:
+                self.algo.load_weights(ckpt["algo"])
+            else:
+                self.algo.load_state_dict(ckpt["algo"])
         except (RuntimeError, KeyError, ValueError) as e:
             raise CheckpointError(f"checkpoint {path} does not fit this run's networks "
                                   f"(policy.* config changed?): {str(e).splitlines()[0]}") from None
