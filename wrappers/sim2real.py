@@ -20,6 +20,12 @@ signal meets the imperfections in the order hardware applies them::
 (an action is lost on the link, then delayed, then executed noisily by a motor
 of random strength; a reading is biased and noisy at the sensor, then delayed,
 then lost on the link).
+
+Only sensor readings go through the observation pipeline: the groups the controller
+knows itself (its last action, the command, the gait phase:
+:data:`~unilab_envs.core.controller_groups.CONTROLLER_GROUPS`) reach the policy exact,
+and ``last_action`` is the action the policy sent, as on the robot
+(:mod:`wrappers.controller_state`).
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from wrappers.latency import ActionLatency, ObservationLatency
 from wrappers.noise import ActionNoise, ImuBiasDrift, ObservationNoise
 from wrappers.packet_loss import PacketLoss
 from wrappers.physics import DomainRandomization, MotorStrength, RandomPush
+from wrappers.controller_state import ControllerState
 from wrappers.privileged import CleanObservationTap, PrivilegedCritic, privileged_parts
 
 #: section name -> wrapper, innermost first
@@ -106,7 +113,7 @@ class Sim2Real(VectorWrapper):
         check_profile_fits(self.profile, getattr(spec, "id", None), profile)
         parts = privileged_parts(self.profile.get("privileged_critic"))
         self.layers: dict[str, VectorWrapper] = {}
-        tap = top = CleanObservationTap(env) if "clean_obs" in parts else env
+        tap = top = CleanObservationTap(env)
         for name, cls in SECTIONS.items():
             if name in self.profile:
                 config = self.profile[name]
@@ -118,22 +125,26 @@ class Sim2Real(VectorWrapper):
                     raise type(error)(f"profile section {name!r}: {error}") from error
                 self.layers[name] = top
         super().__init__(top)
-        self.critic = PrivilegedCritic(env, parts, tap if tap is not env else None, list(self.layers.values())) if parts else None
+        self.controller = ControllerState(env, tap)
+        self.critic = PrivilegedCritic(env, parts, tap, list(self.layers.values())) if parts else None
         if self.critic is not None:
             self.privileged_observation_space = self.critic.observation_space
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         obs, info = self.env.reset(seed=seed, options=options)
+        obs = self.controller.after_reset(obs, (options or {}).get("reset_mask"))
         if self.critic is not None:
             self.critic.fill(info)
         return obs, info
 
     def step(self, actions):
-        if self.critic is None:
-            return self.env.step(actions)
-        self.critic.before_step()
+        self.controller.remember(actions)
+        if self.critic is not None:
+            self.critic.before_step()
         obs, reward, terminated, truncated, info = self.env.step(actions)
-        self.critic.fill(info)
+        obs = self.controller.after_step(obs, terminated, truncated, info)
+        if self.critic is not None:
+            self.critic.fill(info)
         return obs, reward, terminated, truncated, info
 
     def get_state(self) -> dict[str, Any]:

@@ -11,7 +11,10 @@ same order as the wrappers, the sections that live between the robot and the pol
   drawn per episode, see :meth:`PlaySim2Real.start_episode`).
 * observations (sensors -> policy): ``imu_bias_drift`` (a bias per episode, then a random
   walk) -> ``observation_noise`` -> ``observation_latency`` -> ``packet_loss.observations``
-  (hold the last delivered observation; an episode's first one always arrives).
+  (hold the last delivered observation; an episode's first one always arrives). The groups
+  the controller knows itself (last action, command, phase:
+  :data:`~unilab_envs.core.controller_groups.CONTROLLER_GROUPS`) pass unperturbed, as in
+  the training wrappers.
 
 ``domain_randomization`` and ``random_push`` change the physics, not the link: they are
 listed in :attr:`PlaySim2Real.skipped` (play another model with ``--model-path`` to test
@@ -29,6 +32,7 @@ from typing import Any, Mapping
 import mujoco
 import numpy as np
 
+from unilab_envs.core.controller_groups import CONTROLLER_GROUPS
 from unilab_envs.deploy.spec import DeploySpec, SpecError
 from unilab_envs.profile_files import resolve_profile
 
@@ -140,6 +144,8 @@ class PlaySim2Real:
                 for cols, s in zip(columns(list(imu.get(key, {})), "imu_bias_drift"), imu.get(key, {}).values()):
                     out[cols] = float(s) * factor
         self._bias = np.zeros(size)
+        self._controller_cols = np.concatenate([groups[g] for g in sorted(CONTROLLER_GROUPS) if g in groups]
+                                               or [np.zeros(0, np.int64)])
         lat = profile.get("observation_latency")
         self._obs_delay_range = _range(lat.get("delay", 1), integer=True) if lat else (0, 0)
         self._obs_delay_cols = (np.concatenate(columns(lat["groups"], "observation_latency"))
@@ -235,4 +241,5 @@ class PlaySim2Real:
             else:
                 self._held_obs = o.copy()
         self._first_obs = False
+        o[self._controller_cols] = np.asarray(obs, dtype=np.float64)[self._controller_cols]  # the controller's own state
         return o.astype(np.float32)
