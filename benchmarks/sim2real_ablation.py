@@ -14,7 +14,11 @@ far more than the bare row is what stands between the policy and the hardware th
 describes; a leave-one-out row that falls far less than the whole profile says the same
 from the other side. ``--push-magnitudes M ...`` adds one row per magnitude: the profile's
 pushes alone (same interval and mode), each of exactly ``M`` (m/s, or N in force mode), so the
-rows read as how hard a push the policy survives.
+rows read as how hard a push the policy survives. ``--nearby`` adds rows beyond the profile,
+each the whole profile with one thing outside the range it trained with (a robust policy is
+judged there too): no latency at all, 2 control steps of latency on both sides, a slippery
+floor (friction 0.2-0.4), a payload on the base (2-3x the profile's largest added mass), motors
+at 80% strength, PD gains at 80%.
 """
 
 from __future__ import annotations
@@ -52,6 +56,29 @@ def ablation_profiles(profile: Mapping[str, Any], leave_one_out: bool = False,
     return rows
 
 
+def nearby_profiles(profile: Mapping[str, Any]) -> list[tuple[str, dict]]:
+    """``(label, profile)`` rows: the whole ``profile`` with one condition moved outside its ranges
+    (only for the sections the profile has)."""
+    meta = {k: v for k, v in profile.items() if k in META_KEYS and k != "extends"}
+    whole = {**meta, **{s: profile[s] for s in SECTIONS if s in profile}}
+    dr = dict(profile.get("domain_randomization") or {})
+    rows = []
+    if "action_latency" in profile or "observation_latency" in profile:
+        rows.append(("nearby: no latency", {**whole, "action_latency": {"delay": 0}, "observation_latency": {"delay": 0}}))
+        rows.append(("nearby: 2 steps of latency each way", {**whole, "action_latency": {"delay": 2},
+                                                              "observation_latency": {**profile.get("observation_latency", {}), "delay": 2}}))
+    if dr.get("friction") is not None:
+        rows.append(("nearby: slippery floor (friction 0.2-0.4)", {**whole, "domain_randomization": {**dr, "friction": [0.2, 0.4]}}))
+    if dr.get("added_mass") is not None:
+        high = float(dr["added_mass"][1])
+        rows.append((f"nearby: payload {2 * high:g}-{3 * high:g} kg", {**whole, "domain_randomization": {**dr, "added_mass": [2 * high, 3 * high]}}))
+    if "motor_strength" in profile:
+        rows.append(("nearby: motors at 80%", {**whole, "motor_strength": {**profile["motor_strength"], "strength": [0.8, 0.8]}}))
+    if dr.get("kp_scale") is not None:
+        rows.append(("nearby: PD gains at 80%", {**whole, "domain_randomization": {**dr, "kp_scale": [0.8, 0.8], "kd_scale": [0.8, 0.8]}}))
+    return rows
+
+
 def table(results: list[tuple[str, Any]]) -> str:
     """Markdown table of ``(label, EvalResult)`` rows."""
     lines = ["| wrappers | falls | forward tracking | return | length |", "|---|---|---|---|---|"]
@@ -68,6 +95,9 @@ def main(argv=None) -> None:
     p.add_argument("--leave-one-out", action="store_true", help="also the whole profile less each section")
     p.add_argument("--push-magnitudes", type=float, nargs="+", default=(), metavar="M",
                    help="also the profile's pushes alone at exactly each magnitude (m/s in velocity mode)")
+    p.add_argument("--nearby", action="store_true",
+                   help="also the whole profile with one condition outside its ranges (latency, friction, payload, motors, gains)")
+    p.add_argument("--only-nearby", action="store_true", help="the bare task, the whole profile and the --nearby rows only")
     p.add_argument("--episodes", type=int, default=64)
     p.add_argument("--num-envs", type=int, default=64)
     p.add_argument("--seed", type=int, default=12345)
@@ -78,9 +108,14 @@ def main(argv=None) -> None:
         p.error(f"{args.run} trained on the bare task: name the profile to take apart with --profile (e.g. g1_real)")
     results = []
     try:
-        rows = ablation_profiles(load_profile(name), args.leave_one_out, args.push_magnitudes)
+        profile = load_profile(name)
+        rows = ablation_profiles(profile, args.leave_one_out, args.push_magnitudes)
     except ValueError as e:
         p.error(str(e))
+    if args.only_nearby:
+        rows = [rows[0], rows[-1]]
+    if args.nearby or args.only_nearby:
+        rows += nearby_profiles(profile)
     for label, profile in rows:
         r = evaluate(args.run, episodes=args.episodes, num_envs=args.num_envs, seed=args.seed,
                      sim2real=profile, progress=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import trainers.common.envs as common_envs
-from benchmarks.sim2real_ablation import ablation_profiles, main
+from benchmarks.sim2real_ablation import ablation_profiles, main, nearby_profiles
 from trainers import cli
 from wrappers.sim2real import SECTIONS, load_profile
 
@@ -46,6 +46,23 @@ def test_push_magnitude_rows_keep_the_push_schedule_at_one_fixed_strength():
         assert row["random_push"] == {**profile["random_push"], "magnitude": [m, m], "levels": 0}
     with pytest.raises(ValueError, match="random_push"):
         ablation_profiles(load_profile("ur5_real"), push_magnitudes=[1.0])
+
+
+def test_nearby_rows_move_one_condition_outside_the_profile():
+    profile = load_profile("go1_real")
+    rows = dict(nearby_profiles(profile))
+    assert list(rows) == ["nearby: no latency", "nearby: 2 steps of latency each way",
+                          "nearby: slippery floor (friction 0.2-0.4)", "nearby: payload 2-3 kg", "nearby: motors at 80%",
+                          "nearby: PD gains at 80%"]
+    whole = {k: v for k, v in profile.items() if k in SECTIONS}
+    for label, row in rows.items():
+        changed = [k for k in SECTIONS if row.get(k) != whole.get(k)]
+        assert 1 <= len(changed) <= 2, (label, changed)  # latency rows change both latency sections
+        assert load_profile(row)  # a valid profile
+    assert rows["nearby: payload 2-3 kg"]["domain_randomization"]["added_mass"] == [2.0, 3.0]
+    assert rows["nearby: slippery floor (friction 0.2-0.4)"]["domain_randomization"]["kp_scale"] == profile["domain_randomization"]["kp_scale"]
+    assert [label for label, _ in nearby_profiles(load_profile("ur5_grasp_real"))] == [
+        "nearby: no latency", "nearby: 2 steps of latency each way", "nearby: motors at 80%", "nearby: PD gains at 80%"]
 
 
 @pytest.fixture
