@@ -51,7 +51,7 @@ from unilab_envs.core.state import StateError, copy_attributes, restore_attribut
 
 T = TypeVar("T")
 
-__all__ = ["Sim2RealWrapper", "row_kernel", "make_config", "group_columns", "frozen_mapping", "as_range", "require", "require_range"]
+__all__ = ["Sim2RealWrapper", "episode_starts", "row_kernel", "make_config", "group_columns", "frozen_mapping", "as_range", "require", "require_range"]
 
 #: batches at least this large run the per-env kernels on Numba's threads
 PARALLEL_MIN_ENVS = 2048
@@ -142,6 +142,21 @@ def group_columns(env: VectorEnv, groups: Mapping[str, Any] | tuple[str, ...], w
     return out
 
 
+# --- episode boundaries ---------------------------------------------------------
+
+
+def episode_starts(mode: AutoresetMode, terminated, truncated, pending: np.ndarray, none: np.ndarray) -> np.ndarray:
+    """The ``started`` mask of a step (module docstring): SAME_STEP the rows that ended, NEXT_STEP
+    the rows that ended on the previous step (``pending``, updated in place), DISABLED ``none``."""
+    if mode is AutoresetMode.SAME_STEP:
+        return np.logical_or(terminated, truncated)
+    if mode is AutoresetMode.NEXT_STEP:
+        started = pending.copy()
+        np.logical_or(terminated, truncated, out=pending)
+        return started
+    return none
+
+
 # --- the base wrapper --------------------------------------------------------
 
 
@@ -210,14 +225,8 @@ class Sim2RealWrapper(VectorWrapper):
     def step(self, actions):
         actions = self._actions(actions)
         obs, reward, terminated, truncated, info = self.env.step(actions)
-        mode = self.autoreset_mode
-        if mode is AutoresetMode.SAME_STEP:
-            started = final = np.logical_or(terminated, truncated)
-        elif mode is AutoresetMode.NEXT_STEP:
-            started, final = self._pending.copy(), self._none
-            np.logical_or(terminated, truncated, out=self._pending)
-        else:
-            started = final = self._none
+        started = episode_starts(self.autoreset_mode, terminated, truncated, self._pending, self._none)
+        final = started if self.autoreset_mode is AutoresetMode.SAME_STEP else self._none
         self._started = started
         self._after_step(info)
         obs = self._observe(obs, info, self._all, started, final)

@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 
+from wrappers._base import episode_starts
+
 from unilab_envs.core.actions import validate_actions
 from unilab_envs.core.controller_groups import CONTROLLER_GROUPS, LAST_ACTION
 
@@ -40,6 +42,7 @@ class ControllerState:
         self._shape = (env.num_envs, *space.shape)
         self._mode = AutoresetMode(env.metadata.get("autoreset_mode", AutoresetMode.NEXT_STEP))
         self._pending = np.zeros(env.num_envs, bool)
+        self._none = np.zeros(env.num_envs, bool)
         self._action = np.zeros(self._shape, np.float32)
         self.active = self.columns.size > 0
 
@@ -63,13 +66,7 @@ class ControllerState:
     def after_step(self, obs: np.ndarray, terminated, truncated, info: dict[str, Any]) -> np.ndarray:
         if not self.active:
             return obs
-        done = np.logical_or(terminated, truncated)
-        if self._mode is AutoresetMode.SAME_STEP:
-            started = done
-        elif self._mode is AutoresetMode.NEXT_STEP:
-            started, self._pending = self._pending, done.copy()
-        else:
-            started = np.zeros_like(done)
+        started = episode_starts(self._mode, terminated, truncated, self._pending, self._none)
         obs = np.array(obs, copy=True)
         obs[:, self.columns] = self.tap.obs[:, self.columns]
         if self.action_columns.size:

@@ -162,12 +162,12 @@ def _push(rng, countdown, remaining, pushed, qvel, dof, xfrc, body, interval, lo
             kick[i, 1] = size * math.sin(angle)
             kick_age[i] = 0
             if force_mode:
-                xfrc[i, body, 0] = size * math.cos(angle)
-                xfrc[i, body, 1] = size * math.sin(angle)
+                xfrc[i, body, 0] = kick[i, 0]
+                xfrc[i, body, 1] = kick[i, 1]
                 remaining[i] = duration
             else:
-                qvel[i, dof] += size * math.cos(angle)
-                qvel[i, dof + 1] += size * math.sin(angle)
+                qvel[i, dof] += kick[i, 0]
+                qvel[i, dof + 1] += kick[i, 1]
 
 
 # --- domain randomization ------------------------------------------------------
