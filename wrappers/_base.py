@@ -196,6 +196,26 @@ class Sim2RealWrapper(VectorWrapper):
         self._none = np.zeros(n, bool)
         self._started = np.zeros(n, bool)
         self._action_shape = (n, *self.single_action_space.shape)
+        self.profile_level = 1.0
+
+    # --- magnitude (the whole-profile curriculum) ------------------------------
+    def set_profile_level(self, level: float) -> None:
+        """Scale this wrapper's perturbation to ``level`` (0: none, 1: as configured).
+
+        What scales is each wrapper's magnitude (:meth:`_apply_profile_level`): noise
+        scales and loss rates are multiplied by ``level``; delays, gains, DR ranges and
+        push speeds move from their unperturbed value towards the configured range. Draws
+        made once per episode (delays, gains, DR) take the new level at their next episode.
+        Used by the profile's ``curriculum`` (:mod:`wrappers.curriculum`).
+        """
+        level = float(level)
+        require(np.isfinite(level) and 0.0 <= level <= 1.0, f"profile level must be in [0, 1], got {level}")
+        self.profile_level = level
+        self._apply_profile_level(level)
+
+    def _apply_profile_level(self, level: float) -> None:
+        """Rescale the derived magnitudes to ``level``; every section wrapper overrides this."""
+        raise NotImplementedError(f"{type(self).__name__} cannot scale its magnitude (no _apply_profile_level)")
 
     # --- seeding -----------------------------------------------------------
     def _episode_seeds(self, seed: int | None) -> np.ndarray:
@@ -247,7 +267,8 @@ class Sim2RealWrapper(VectorWrapper):
         if inner is None:
             raise StateError(f"{type(self).__name__} wraps {type(self.env).__name__}, which has no get_state(); "
                              "only stacks of UniLab envs and wrappers can be saved")
-        return {"wrapper": type(self).__name__, "own": copy_attributes(self, self._state_names()), "inner": inner()}
+        return {"wrapper": type(self).__name__, "own": copy_attributes(self, self._state_names()), "inner": inner(),
+                "profile_level": self.profile_level}
 
     def set_state(self, state: dict[str, Any]) -> None:
         """Load a :meth:`get_state` result into the same wrapper stack."""
@@ -256,6 +277,9 @@ class Sim2RealWrapper(VectorWrapper):
                              f"{type(self).__name__}: build the same wrapper stack (sim2real profile) as the saved run")
         self.env.set_state(state["inner"])
         restore_attributes(self, self._state_names(), state["own"], f"{type(self).__name__} state")
+        level = float(state.get("profile_level", 1.0))  # states saved before the curriculum: the whole profile
+        if level != self.profile_level:
+            self.set_profile_level(level)
 
     # --- hooks -----------------------------------------------------------
     def _actions(self, actions):

@@ -18,6 +18,8 @@ Episode boundaries never leak: the delay line restarts with every episode.
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -88,6 +90,12 @@ def _delay_obs(obs, out, final_in, final_out, touch, started, final, rng, buf, h
         _push_read(i, obs, out, buf, head, count, delay, cols)
 
 
+def scaled_delay(delay: tuple[int, int], level: float) -> tuple[int, int]:
+    """The delay range at a profile ``level``: each end times ``level``, rounded half up
+    (``(0, 1)`` is ``(0, 0)`` below level 0.5; ``(1, 3)`` at 0.5 is ``(1, 2)``)."""
+    return tuple(int(math.floor(end * level + 0.5)) for end in delay)
+
+
 @dataclass(frozen=True)
 class LatencyConfig:
     """A delay in control steps.
@@ -133,6 +141,7 @@ class ActionLatency(Sim2RealWrapper):
         self._head = np.zeros(n, np.int64)
         self._count = np.zeros(n, np.int64)
         self.delay = np.full(n, cfg.delay[0], np.int64)
+        self._range = cfg.delay
         self._out = np.zeros((n, *self.single_action_space.shape), np.float32)
 
     def _actions(self, actions):
@@ -141,7 +150,10 @@ class ActionLatency(Sim2RealWrapper):
         return self._out
 
     def _on_start(self, started):
-        _restart(started, self._rng, self._count, self.delay, *self.config.delay)
+        _restart(started, self._rng, self._count, self.delay, *self._range)
+
+    def _apply_profile_level(self, level):
+        self._range = scaled_delay(self.config.delay, level)
 
     def critic_groups(self):
         return {"action_delay": self.delay[:, None]}
@@ -170,16 +182,20 @@ class ObservationLatency(Sim2RealWrapper):
         self._head = np.zeros(n, np.int64)
         self._count = np.zeros(n, np.int64)
         self.delay = np.full(n, cfg.delay[0], np.int64)
+        self._range = cfg.delay
         self._out = np.zeros((n, size), np.float32)
         self._final_out = np.zeros((n, size), np.float32)
 
     def _observe(self, obs, info, touch, started, final):
         final_in = self._final_in(info, obs)
-        low, high = self.config.delay
+        low, high = self._range
         _delay_obs(obs, self._out, final_in, self._final_out, touch, started, final, self._rng, self._buf, self._head, self._count, self.delay, self._cols, low, high)
         if "final_obs" in info and final is not self._none:
             info["final_obs"] = self._hand_out(self._final_out)
         return self._hand_out(self._out)
+
+    def _apply_profile_level(self, level):
+        self._range = scaled_delay(self.config.delay, level)
 
     def critic_groups(self):
         return {"observation_delay": self.delay[:, None]}

@@ -127,10 +127,14 @@ class ObservationNoise(Sim2RealWrapper):
         self.config = cfg = make_config(ObservationNoiseConfig, config, kwargs)
         columns = group_columns(env, cfg.scales, "ObservationNoise")
         self._cols = np.concatenate([columns[g] for g in cfg.scales])
-        self._scale = np.concatenate([np.full(columns[g].size, cfg.scales[g] * cfg.level) for g in cfg.scales])
+        self._configured_scale = np.concatenate([np.full(columns[g].size, cfg.scales[g] * cfg.level) for g in cfg.scales])
+        self._scale = self._configured_scale.copy()
         shape = (self.num_envs, int(np.prod(self.single_observation_space.shape)))
         self._out = np.zeros(shape, np.float32)
         self._final_out = np.zeros(shape, np.float32)
+
+    def _apply_profile_level(self, level):
+        self._scale[:] = self._configured_scale * level
 
     def _observe(self, obs, info, touch, started, final):
         final_in = self._final_in(info, obs)
@@ -192,8 +196,9 @@ class ImuBiasDrift(Sim2RealWrapper):
         self.config = cfg = make_config(ImuBiasDriftConfig, config, kwargs)
         columns = group_columns(env, cfg.groups, "ImuBiasDrift")
         self._cols = np.concatenate([columns[g] for g in cfg.groups])
-        self._bias_std = np.concatenate([np.full(columns[g].size, cfg.bias_std.get(g, 0.0)) for g in cfg.groups])
-        self._step_std = np.concatenate([np.full(columns[g].size, cfg.drift_std.get(g, 0.0) * math.sqrt(self.dt)) for g in cfg.groups])
+        self._configured_bias_std = np.concatenate([np.full(columns[g].size, cfg.bias_std.get(g, 0.0)) for g in cfg.groups])
+        self._configured_step_std = np.concatenate([np.full(columns[g].size, cfg.drift_std.get(g, 0.0) * math.sqrt(self.dt)) for g in cfg.groups])
+        self._bias_std, self._step_std = self._configured_bias_std.copy(), self._configured_step_std.copy()
         self.bias = np.zeros((self.num_envs, self._cols.size))
         shape = (self.num_envs, int(np.prod(self.single_observation_space.shape)))
         self._out = np.zeros(shape, np.float32)
@@ -205,6 +210,11 @@ class ImuBiasDrift(Sim2RealWrapper):
         if final is not self._none and "final_obs" in info:
             info["final_obs"] = self._hand_out(self._final_out)
         return self._hand_out(self._out)
+
+    def _apply_profile_level(self, level):
+        """New episodes draw their bias and every step its drift at ``level`` times the stds."""
+        self._bias_std[:] = self._configured_bias_std * level
+        self._step_std[:] = self._configured_step_std * level
 
     def critic_groups(self):
         return {"imu_bias": self.bias}
@@ -245,9 +255,13 @@ class ActionNoise(Sim2RealWrapper):
         super().__init__(env)
         self.config = make_config(ActionNoiseConfig, config, kwargs)
         self._out = np.zeros((self.num_envs, *self.single_action_space.shape), np.float32)
+        self._std = self.config.std
+
+    def _apply_profile_level(self, level):
+        self._std = self.config.std * level
 
     def _actions(self, actions):
         actions = self._check_actions(actions)
         cfg = self.config
-        _action_noise(actions, self._out, self._rng, cfg.std, cfg.distribution == "gaussian", cfg.mode == "multiplicative", cfg.clip)
+        _action_noise(actions, self._out, self._rng, self._std, cfg.distribution == "gaussian", cfg.mode == "multiplicative", cfg.clip)
         return self._out

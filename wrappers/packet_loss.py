@@ -199,6 +199,13 @@ class PacketLoss(Sim2RealWrapper):
         if cfg.actions:
             _init_channel(self._action_rng, self._action_bad, cfg.actions.stationary_bad)
 
+    def _apply_profile_level(self, level):
+        """The channels' loss probabilities (both states) times ``level``; the burst structure stays."""
+        cfg = self.config
+        for params, channel in ((self._obs_params, cfg.observations), (self._action_params, cfg.actions)):
+            if params is not None:
+                params[2:] = channel.params()[2:] * level
+
     def _actions(self, actions):
         if self._action_params is None:
             return actions

@@ -256,7 +256,14 @@ class DomainRandomization(Sim2RealWrapper):
                 self._slices[name] = slice(len(low), len(low) + sizes[name])
                 low += [value[0]] * sizes[name]
                 high += [value[1]] * sizes[name]
-        self._low, self._high = np.array(low, np.float64), np.array(high, np.float64)
+        self._configured = (np.array(low, np.float64), np.array(high, np.float64))
+        self._low, self._high = self._configured[0].copy(), self._configured[1].copy()
+        self._unperturbed = np.ones(len(low))  # factors: 1; offsets: 0; friction: its range's middle
+        for name in ("added_mass", "com_offset"):
+            if name in self._slices:
+                self._unperturbed[self._slices[name]] = 0.0
+        if "friction" in self._slices:
+            self._unperturbed[self._slices["friction"]] = sum(cfg.friction) / 2
         self._draws = np.zeros((self.num_envs, len(low)))
         self.params = {name: self._draws[:, s] for name, s in self._slices.items()}
         self._set_const = any(n in self._slices for n in ("mass_scale", "added_mass", "com_offset", "armature_scale"))
@@ -274,6 +281,12 @@ class DomainRandomization(Sim2RealWrapper):
         ids = np.flatnonzero(started).astype(np.int32)
         if ids.size:
             self._apply(ids)
+
+    def _apply_profile_level(self, level):
+        """Each range shrinks towards its unperturbed value (a factor 1, an offset 0; friction,
+        an absolute value, towards the middle of its range) as ``level`` goes to 0."""
+        for live, configured in zip((self._low, self._high), self._configured):
+            live[:] = self._unperturbed + level * (configured - self._unperturbed)
 
     def critic_groups(self):
         return {f"randomized_{name}": draws for name, draws in self.params.items()}
@@ -364,6 +377,11 @@ class MotorStrength(Sim2RealWrapper):
         self._low, self._high = np.full(draws, cfg.strength[0]), np.full(draws, cfg.strength[1])
         self._draws = np.ones((n, draws))
         self.gain = np.ones((n, width))
+
+    def _apply_profile_level(self, level):
+        """The strength range moves towards 1 (full-strength motors) as ``level`` goes to 0."""
+        low, high = self.config.strength
+        self._low[:], self._high[:] = 1.0 + level * (low - 1.0), 1.0 + level * (high - 1.0)
 
     def _on_start(self, started):
         _draw_uniform(started, self._rng, self._low, self._high, self._draws)
@@ -471,6 +489,11 @@ class RandomPush(Sim2RealWrapper):
 
     def _on_start(self, started):
         _restart_pushes(started, self._rng, self._countdown, self._remaining, self._xfrc, self._body, self._interval[0], self._interval[1], self.config.mode == "force", self.kick, self.kick_age)
+
+    def _apply_profile_level(self, level):
+        """Push strengths (the ``magnitude`` range) times ``level``; the intervals stay."""
+        self._low, self._high = float(self.config.magnitude[0]) * level, float(self.config.magnitude[1]) * level
+        self._whole_range[:] = self._high
 
     def critic_groups(self):
         return {"push": self.kick, "push_age": (self.kick_age * self.dt)[:, None]}

@@ -8,6 +8,8 @@ A profile is a mapping from wrapper section to that wrapper's config::
     random_push: null            # null removes a section
     privileged_critic: true      # optional: the critic also sees the clean observation and
                                  # the perturbations (wrappers.privileged)
+    curriculum: {start: 0.0}     # optional: every section grows from nothing as the policy
+                                 # copes (wrappers.curriculum)
 
 Packaged profiles (``wrappers/profiles/*.yaml``): ``go1_real``, ``g1_real``,
 ``ur5_real``. The sections nest in a fixed order, innermost first, so that the
@@ -36,12 +38,14 @@ from typing import Any, Mapping
 from gymnasium.vector import VectorEnv, VectorWrapper
 
 from unilab_envs.config import ConfigError, check_keys, deep_merge
+from unilab_envs.core.state import StateError
 from unilab_envs.profile_files import profile_names, resolve_profile
 from wrappers.latency import ActionLatency, ObservationLatency
 from wrappers.noise import ActionNoise, ImuBiasDrift, ObservationNoise
 from wrappers.packet_loss import PacketLoss
 from wrappers.physics import DomainRandomization, MotorStrength, RandomPush
 from wrappers.controller_state import ControllerState
+from wrappers.curriculum import ProfileCurriculum
 from wrappers.privileged import CleanObservationTap, PrivilegedCritic, privileged_parts
 
 #: section name -> wrapper, innermost first
@@ -57,7 +61,7 @@ SECTIONS: dict[str, type] = {
     "packet_loss": PacketLoss,
 }
 META_KEYS = ("description", "robot", "env_id", "extends", "sources")
-OPTION_KEYS = ("privileged_critic",)
+OPTION_KEYS = ("privileged_critic", "curriculum")
 
 
 def load_profile(profile: str | Path | Mapping[str, Any], overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -105,6 +109,8 @@ class Sim2Real(VectorWrapper):
     is the resolved profile. With the profile's ``privileged_critic``, ``critic`` is the
     :class:`~wrappers.privileged.PrivilegedCritic` that extends ``info["privileged_obs"]``
     (and ``privileged_observation_space``; ``critic.groups`` names its columns), else ``None``.
+    With the profile's ``curriculum``, ``curriculum`` is the
+    :class:`~wrappers.curriculum.ProfileCurriculum` that scales every layer, else ``None``.
     """
 
     def __init__(self, env: VectorEnv, profile: str | Path | Mapping[str, Any] = "go1_real", overrides: Mapping[str, Any] | None = None) -> None:
@@ -129,6 +135,9 @@ class Sim2Real(VectorWrapper):
         self.critic = PrivilegedCritic(env, parts, tap, list(self.layers.values())) if parts else None
         if self.critic is not None:
             self.privileged_observation_space = self.critic.observation_space
+        curriculum = self.profile.get("curriculum")
+        curriculum = {} if curriculum is True else (None if curriculum is False else curriculum)
+        self.curriculum = ProfileCurriculum(curriculum, self.layers.values(), self.num_envs) if curriculum is not None else None
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         obs, info = self.env.reset(seed=seed, options=options)
@@ -145,15 +154,25 @@ class Sim2Real(VectorWrapper):
         obs = self.controller.after_step(obs, terminated, truncated, info)
         if self.critic is not None:
             self.critic.fill(info)
+        if self.curriculum is not None:
+            self.curriculum.update(terminated, truncated, info)
         return obs, reward, terminated, truncated, info
 
     def get_state(self) -> dict[str, Any]:
         """The state of the whole stack (each layer's and the base env's); see ``Sim2RealWrapper.get_state``."""
-        return self.env.get_state()
+        state = self.env.get_state()
+        if self.curriculum is not None:
+            state = {**state, "curriculum": self.curriculum.get_state()}
+        return state
 
     def set_state(self, state: dict[str, Any]) -> None:
         """Load a :meth:`get_state` result into a stack built from the same profile."""
         self.env.set_state(state)
+        if self.curriculum is not None:
+            if "curriculum" not in state:
+                raise StateError("the saved state has no profile curriculum, this profile has one: build the "
+                                 "same profile as the saved run (or start a new run with --init-from)")
+            self.curriculum.set_state(state["curriculum"])
 
     def __repr__(self) -> str:
         return f"<Sim2Real[{', '.join(self.layers)}], {self.unwrapped}>"

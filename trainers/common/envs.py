@@ -82,20 +82,21 @@ def wrap_sim2real(env: gym.vector.VectorEnv, sim2real: Sim2RealSpec) -> gym.vect
 def resolve_sim2real(requested: Sim2RealSpec, trained: Sim2RealSpec) -> Sim2RealSpec:
     """The ``sim2real`` an evaluation uses: the run's for :data:`AS_TRAINED`, none for ``None``/``"none"``.
 
-    A push curriculum (``random_push: {levels: L}``) is a training device: every env would
-    start an evaluation at level 0, where pushes are the weakest, so the evaluation draws
-    its pushes from the section's whole ``magnitude`` range instead.
+    Curricula are training devices: with a push curriculum (``random_push: {levels: L}``)
+    every env would start an evaluation at level 0, where pushes are the weakest, and with a
+    profile ``curriculum`` every section would start weak, so the evaluation runs the whole
+    profile instead (pushes from the whole ``magnitude`` range, every section at level 1).
     """
     if isinstance(requested, str) and requested == AS_TRAINED:
         requested = trained
     if requested is None or (isinstance(requested, str) and requested.strip().lower() in ("none", "null", "")):
         return None
-    return without_push_curriculum(requested)
+    return without_curricula(requested)
 
 
-def without_push_curriculum(sim2real: Sim2RealSpec) -> Sim2RealSpec:
-    """``sim2real`` as it is when its ``random_push`` has no ``levels``; else the resolved
-    profile with ``levels: 0`` (pushes from the whole ``magnitude`` range)."""
+def without_curricula(sim2real: Sim2RealSpec) -> Sim2RealSpec:
+    """``sim2real`` as it is when it has no curriculum; else the resolved profile without its
+    ``curriculum`` and with ``random_push`` ``levels: 0`` (pushes from the whole ``magnitude`` range)."""
     from wrappers.sim2real import load_profile
 
     try:
@@ -103,9 +104,12 @@ def without_push_curriculum(sim2real: Sim2RealSpec) -> Sim2RealSpec:
     except (ValueError, TypeError, OSError):
         return sim2real  # the env builder says what is wrong with it
     push = profile.get("random_push") or {}
-    if not push.get("levels"):
+    if not push.get("levels") and "curriculum" not in profile:
         return sim2real
-    return {**profile, "random_push": {**push, "levels": 0}}
+    profile = {key: value for key, value in profile.items() if key != "curriculum"}
+    if push.get("levels"):
+        profile["random_push"] = {**push, "levels": 0}
+    return profile
 
 
 def make_vec_env(task: str, num_envs: int, env_kwargs: dict | None = None,

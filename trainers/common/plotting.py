@@ -9,7 +9,8 @@ from .logging import read_csv
 
 #: curriculum columns of progress.csv drawn beside the return: (column, label, colour)
 CURRICULA = (("env/terrain_level", "mean terrain level", "tab:brown"),
-             ("env/push_level", "mean push level (0-1)", "tab:red"))
+             ("env/push_level", "mean push level (0-1)", "tab:red"),
+             ("env/profile_level", "sim-to-real profile level (0-1)", "tab:purple"))
 
 
 def plot_learning_curve(csv_path: str | Path, png_path: str | Path, title: str = "",

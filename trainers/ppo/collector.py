@@ -153,8 +153,9 @@ class _Shard:
 
 
 #: per-env curriculum levels an env reports in ``info``, logged as ``env/<key>`` (their mean):
-#: a terrain task's level, a push curriculum's level (``wrappers.RandomPush(levels=...)``, 0-1)
-CURRICULUM_KEYS = ("terrain_level", "push_level")
+#: a terrain task's level, a push curriculum's level (``wrappers.RandomPush(levels=...)``, 0-1),
+#: a whole-profile curriculum's level (a profile's ``curriculum``, :mod:`wrappers.curriculum`, 0-1)
+CURRICULUM_KEYS = ("terrain_level", "push_level", "profile_level")
 
 
 class _RolloutSums:

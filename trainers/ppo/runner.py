@@ -426,6 +426,8 @@ def _postfix(s: dict) -> str:
         parts.append(f"level={s['env/terrain_level']:.2f}")
     if "env/push_level" in s:
         parts.append(f"push={s['env/push_level']:.2f}")
+    if "env/profile_level" in s:
+        parts.append(f"profile={s['env/profile_level']:.2f}")
     total = s.get("perf/collect_s", 0.0) + s.get("perf/update_s", 0.0)
     parts.append(f"sps={s.get('perf/steps_per_s', 0.0):.0f}")
     if total > 0:

@@ -40,7 +40,9 @@ APPLIED = ("observation_noise", "imu_bias_drift", "observation_latency", "action
            "action_noise", "motor_strength")
 PHYSICS = ("domain_randomization", "random_push")
 META = ("description", "robot", "env_id", "extends", "sources")
-TRAINING_ONLY = ("privileged_critic",)  # what the critic sees in training (wrappers.privileged): nothing to play
+#: training devices: what the critic sees (wrappers.privileged), the whole-profile curriculum
+#: (wrappers.curriculum; play runs the whole profile): nothing to play
+TRAINING_ONLY = ("privileged_critic", "curriculum")
 KEYS = {
     "observation_noise": ("scales", "distribution", "mode", "level"),
     "imu_bias_drift": ("bias_std", "drift_std"),
