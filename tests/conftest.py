@@ -15,6 +15,15 @@ def random_actions(rng: np.random.Generator, num_envs: int, action_size: int) ->
     return rng.uniform(-1.0, 1.0, size=(num_envs, action_size)).astype(np.float32)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _no_compile_notice():
+    """No "compiling UniLab's Numba kernels" line (a cold Numba cache) in whichever test compiles
+    first: tests compare stderr line by line. ``tests/envs/test_compile_notice.py`` tests it."""
+    from unilab_envs.core import compile_notice
+
+    compile_notice.suppress()
+
+
 @pytest.fixture(params=TASK_IDS)
 def task_id(request) -> str:
     return request.param

@@ -9,6 +9,7 @@
     unilab tasks                      # the registered tasks: sizes, control rate, episode, reward terms
     unilab bench --rows 1,5           # performance ratios (same as python -m trainers.bench)
     unilab play runs/go1 --headless   # the exported policy in plain MuJoCo (a window without --headless)
+    unilab play runs/go1 --headless --video   # ... and film an episode: runs/play/go1.mp4
 
 Train settings layer as: task YAML defaults (``trainers/configs``) < ``--config file`` <
 flags < ``key=value`` overrides. ``unilab train --task T --print-config`` shows the result.
@@ -101,8 +102,9 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--video", nargs="?", const="", metavar="PATH",
                    help="also film one episode of env 0 (off by default: MuJoCo's software renderer takes "
                         "~0.3 s a frame on a CPU, minutes for a 1000-step Go1 episode; a progress bar shows it). "
-                        "PATH: .mp4 (needs imageio-ffmpeg) or .gif; without PATH <run>/eval.mp4, or .gif "
-                        "without imageio-ffmpeg. Put it after the run folder")
+                        "PATH: .mp4 (needs imageio-ffmpeg) or .gif; without PATH runs/eval/<run name>.mp4 under "
+                        "the working directory (.gif without imageio-ffmpeg), never into the run or policy folder. "
+                        "Put it after the run folder")
     e.add_argument("--no-video", action="store_true", help=argparse.SUPPRESS)  # the old opt-out; now the default
     e.add_argument("--no-progress", action="store_true", help="no progress bar while filming")
     e.add_argument("--device", default="cpu", help="policy device: cpu (default), cuda, cuda:1")
@@ -270,7 +272,12 @@ def _eval(args: argparse.Namespace) -> int:
             check_task(args.task)
     except (RunError, ValueError) as e:
         return _fail("eval", e)
-    video = None if args.video is None or args.no_video else (args.video or _default_video(run.folder))
+    if args.commands:
+        try:  # before any env is built: the evaluation would run first, then --commands fail
+            _check_commands(run)
+        except (CheckpointError, ValueError) as e:
+            return _fail("eval", e)
+    video = _video_path(args, run.folder)
     kwargs = dict(episodes=args.episodes, num_envs=args.num_envs, task=args.task, video=video, seed=args.seed,
                   device=args.device, sim2real=AS_TRAINED if args.sim2real is None else args.sim2real,
                   progress=not args.no_progress)
@@ -287,8 +294,6 @@ def _eval(args: argparse.Namespace) -> int:
         return _fail("eval", e)
     print(res.summary())
     if args.commands:
-        if run.kind != "ppo":
-            return _fail("eval", "--commands measures bundled-PPO runs only (this is an SB3 run)")
         from trainers.ppo.joystick_eval import measure_commands
 
         try:
@@ -299,14 +304,27 @@ def _eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def _default_video(run_dir: Path) -> str:
-    """``<run>/eval.mp4`` when imageio-ffmpeg is installed, else ``<run>/eval.gif``."""
-    try:
-        import imageio_ffmpeg  # noqa: F401
-        ext = "mp4"
-    except ImportError:
-        ext = "gif"
-    return str(run_dir / f"eval.{ext}")
+def _check_commands(run) -> None:
+    """``--commands`` needs a bundled-PPO run of a task with velocity commands (the joystick tasks);
+    ``ValueError`` saying so otherwise. Reads the run's checkpoint, builds no env."""
+    if run.kind != "ppo":
+        raise ValueError("--commands measures bundled-PPO runs only (this is an SB3 run); leave out --commands")
+    from trainers.common.checkpoint import load_checkpoint
+    from trainers.ppo.joystick_eval import check_command_task
+    from trainers.ppo.runner import CKPT_FORMAT, CKPT_VERSION
+
+    config = load_checkpoint(run.path, CKPT_FORMAT, CKPT_VERSION, required=("config",))["config"]
+    check_command_task(str(config.get("task")))
+
+
+def _video_path(args: argparse.Namespace, run_folder: Path) -> str | None:
+    """The video ``unilab eval`` writes: none unless ``--video`` is given; a bare ``--video`` writes
+    ``runs/eval/<run name>.mp4`` under the working directory, never into the run or policy folder."""
+    if args.video is None or args.no_video:
+        return None
+    from trainers.common.video import default_video_path
+
+    return args.video or str(default_video_path("eval", run_folder))
 
 
 def _export(args: argparse.Namespace) -> int:

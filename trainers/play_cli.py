@@ -1,7 +1,8 @@
 """``unilab play RUN``'s options and entry point (the loop itself is :mod:`trainers.play`).
 
     unilab play policies/go1_joystick                       # a window: arrows/PageUp/PageDown steer, R resets
-    unilab play runs/go1 --headless --episodes 64           # metrics + runs/go1/play.mp4
+    unilab play runs/go1 --headless --episodes 64           # metrics only (fast: no filming)
+    unilab play runs/go1 --headless --video                 # ... and film the first episode: runs/play/go1.mp4
     unilab play runs/go1 --headless --sim2real go1_real     # the profile's noise, latency and loss in the loop
     unilab play runs/go1 --model-path ~/mujoco_menagerie/unitree_go1/scene.xml
 
@@ -48,10 +49,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "motor strength in the play loop: a packaged name (go1_real, g1_real, ur5_real) or a YAML path")
     p.add_argument("--spec", metavar="PATH", help="deploy spec to use instead of the one exported with the policy")
     p.add_argument("--seed", type=int, default=0, help="seed of resets, commands and sim-to-real draws (default 0)")
-    p.add_argument("--video", metavar="PATH",
-                   help="headless: film the first episode to PATH (.mp4 needs imageio-ffmpeg, else a .gif is written; "
-                        "default <run>/play.mp4)")
-    p.add_argument("--no-video", action="store_true", help="headless: do not film")
+    p.add_argument("--video", nargs="?", const="", metavar="PATH",
+                   help="headless: also film the first episode (off by default: MuJoCo's software renderer takes "
+                        "~0.15 s a frame on a CPU). PATH: .mp4 (needs imageio-ffmpeg, else a .gif is written) or .gif; "
+                        "without PATH runs/play/<policy folder name>.mp4 under the working directory, never into the "
+                        "policy folder. Put it after the policy folder")
+    p.add_argument("--no-video", action="store_true", help=argparse.SUPPRESS)  # the old opt-out; now the default
     p.add_argument("--video-frames", type=positive_int, default=250,
                    help="headless: frames to film at the control rate (default 250; MuJoCo's software renderer takes "
                         "~0.15 s a frame on a CPU)")
@@ -67,6 +70,25 @@ def _fail(message: object) -> int:
 
 def has_display() -> bool:
     return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def video_path(args: argparse.Namespace, policy_folder: Path) -> Path | None:
+    """The video ``unilab play --headless`` writes: none unless ``--video`` is given; a bare
+    ``--video`` writes ``runs/play/<policy folder name>.mp4`` under the working directory, so
+    playing a shipped ``policies/*`` folder never adds files to it."""
+    if args.video is None or args.no_video:
+        return None
+    from trainers.common.video import default_video_path
+
+    return Path(args.video) if args.video else default_video_path("play", policy_folder)
+
+
+def _existing_parent(path: Path) -> Path:
+    """The nearest folder of ``path`` that exists (where its missing folders would be made)."""
+    parent = path.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    return parent
 
 
 def run(args: argparse.Namespace) -> int:
@@ -85,14 +107,17 @@ def run(args: argparse.Namespace) -> int:
     for note in player.io.actuator_differences():
         print(f"unilab play: note: this model differs from the training model: {note}", file=sys.stderr)
     if not headless:
+        if args.video is not None:
+            print("unilab play: note: --video films headless runs only (add --headless); the window is not filmed",
+                  file=sys.stderr)
         try:
             return run_window(player, args.duration)
         except Exception as e:  # noqa: BLE001 - GLFW / OpenGL could not open a window
             return _fail(f"could not open the viewer window ({type(e).__name__}: {e}); "
                          f"use --headless, or check DISPLAY and OpenGL (MUJOCO_GL=glfw)")
-    video = None if args.no_video else Path(args.video) if args.video else bundle.folder / "play.mp4"
-    if video is not None and not os.access(video.parent if video.parent.exists() else Path.cwd(), os.W_OK):
-        return _fail(f"cannot write the video to {video}: pass --video PATH somewhere writable, or --no-video")
+    video = video_path(args, bundle.folder)
+    if video is not None and not os.access(_existing_parent(video), os.W_OK):
+        return _fail(f"cannot write the video to {video}: pass --video PATH somewhere writable, or leave out --video")
     result = run_headless(player, args.episodes, video, args.video_frames, progress=not args.no_progress)
     print(result.summary())
     return 0

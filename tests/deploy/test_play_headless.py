@@ -83,6 +83,24 @@ def test_go1_policy_plays_without_nan_with_sim2real_and_a_video(go1_run, tmp_pat
             assert "packet_loss" in res.sim2real
 
 
+def test_play_films_only_when_asked_and_never_into_the_policy_folder(go1_run, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    policy = Path(go1_run)
+    shipped = sorted(p.name for p in policy.iterdir())
+    argv = ["play", go1_run, "--headless", "--episodes", "1", "--no-progress"]
+    assert run(argv) == 0
+    assert "video" not in capsys.readouterr().out and not (tmp_path / "runs").exists()
+
+    assert run([*argv, "--video", "--video-frames", "2"]) == 0  # a bare --video: runs/play/<policy folder name>.*
+    [video] = (tmp_path / "runs" / "play").iterdir()
+    assert video.name in (f"{policy.name}.mp4", f"{policy.name}.gif") and video.stat().st_size > 0
+    assert f"video runs/play/{video.name}" in capsys.readouterr().out
+
+    assert run([*argv, "--video", str(tmp_path / "here.gif"), "--video-frames", "2"]) == 0
+    assert (tmp_path / "here.gif").stat().st_size > 0
+    assert sorted(p.name for p in policy.iterdir()) == shipped  # nothing added to the policy folder
+
+
 def test_play_on_a_model_given_by_path(go1_run, tmp_path):
     from unilab_envs.assets import go1
 

@@ -88,3 +88,27 @@ def test_bad_seed_and_reset_options(env):
         env.reset(seed=-1)
     with pytest.raises(ValueError, match="unknown reset options"):
         env.reset(options={"reset_maks": None})
+
+
+def test_step_before_reset_raises_reset_needed():
+    from unilab_envs.tasks.ur5_reach import make_env
+
+    vec = gym.make_vec("UniLab/UR5Reach-v0", num_envs=3, seed=0)  # seeded, but no episode yet
+    single = make_env()  # the env class itself, without gym.make's OrderEnforcing wrapper
+    actions = np.zeros((3, 6), np.float32)
+    with pytest.raises(gym.error.ResetNeeded, match=r"UR5Reach: step\(\) was called before reset\(\); call env.reset"):
+        vec.step(actions)
+    with pytest.raises(gym.error.ResetNeeded, match="before reset"):
+        single.step(np.zeros(6, np.float32))
+    vec.reset(options={"reset_mask": np.array([True, False, True])})  # env 1 has no episode yet
+    with pytest.raises(gym.error.ResetNeeded, match="a partial reset_mask reset"):
+        vec.step(actions)
+    vec.reset(seed=0)
+    assert vec.step(actions)[1].shape == (3,)
+    single.reset(seed=0)
+    assert isinstance(single.step(np.zeros(6, np.float32))[1], float)
+    fresh = gym.make_vec("UniLab/UR5Reach-v0", num_envs=3)
+    fresh.set_state(vec.get_state())  # a restored env goes on with the saved episodes
+    np.testing.assert_array_equal(fresh.step(actions)[0], vec.step(actions)[0])
+    for env in (vec, single, fresh):
+        env.close()

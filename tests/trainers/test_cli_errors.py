@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 from tests.trainers.conftest import POINT_REACH_ID
@@ -118,3 +120,33 @@ def test_bench_runs_a_tiny_row(tmp_path, capsys):
     assert run(["bench", "--quick", "--rows", "3", "--device", "cpu", "--threads", "1", "--out", str(tmp_path)]) == 0
     assert "rollout storage" in capsys.readouterr().out
     assert (tmp_path / "bench.json").exists()
+
+
+SHIPPED_GRASP = Path(__file__).resolve().parents[2] / "policies" / "ur5_grasp"
+
+
+@pytest.mark.skipif(not (SHIPPED_GRASP / "checkpoint.pt").exists(), reason="policies/ur5_grasp is not shipped here")
+def test_commands_on_a_task_without_velocity_commands_is_refused_before_evaluating(monkeypatch, capsys):
+    import trainers.ppo.envs
+    import trainers.ppo.evaluate
+
+    def no_env(*args, **kwargs):
+        raise AssertionError("an env was built or an evaluation started before --commands was checked")
+
+    monkeypatch.setattr(trainers.ppo.evaluate, "evaluate", no_env)
+    monkeypatch.setattr(trainers.ppo.envs, "make_vec_env", no_env)
+    assert run(["eval", str(SHIPPED_GRASP), "--commands", "0.3"]) == 2
+    line = one_error_line(capsys)
+    assert line.startswith("unilab eval: --commands") and "UniLab/UR5Grasp-v0 takes no velocity command" in line, line
+    assert "UniLab/Go1Joystick-v0, UniLab/G1Joystick-v0, UniLab/Go1JoystickRough-v0" in line, line
+    assert "Leave out --commands" in line
+
+
+def test_the_joystick_tasks_are_the_ones_that_take_commands():
+    from trainers.ppo.joystick_eval import check_command_task, velocity_command_tasks
+
+    assert velocity_command_tasks() == ("UniLab/Go1Joystick-v0", "UniLab/G1Joystick-v0", "UniLab/Go1JoystickRough-v0")
+    check_command_task("UniLab/Go1JoystickRough-v0")  # accepted
+    for task in ("UniLab/UR5Reach-v0", POINT_REACH_ID, "HalfCheetah-v5"):
+        with pytest.raises(ValueError, match=f"but {task} takes no velocity command"):
+            check_command_task(task)

@@ -61,16 +61,20 @@ def test_recorder_shows_progress_and_stops_at_max_frames(tmp_path, capsys):
     assert "filming v.gif" in err and "/3 [" in err and "writing" in err and "(3 frames)" in err
 
 
-def test_eval_films_only_when_asked_and_shows_progress(run, capsys):
+def test_eval_films_only_when_asked_and_shows_progress(run, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    before = sorted(p.name for p in run.iterdir())
     capsys.readouterr()
     assert cli.main(["eval", str(run), "--episodes", "2"]) == 0
-    assert "video" not in capsys.readouterr().out and not list(run.glob("eval.*"))
+    assert "video" not in capsys.readouterr().out and not (tmp_path / "runs").exists()
 
+    # a bare --video films into runs/eval/<run name>.* under the working directory, not into the run folder
     assert cli.main(["eval", str(run), "--episodes", "2", "--video"]) == 0
     out, err = capsys.readouterr()
-    assert (run / "eval.gif").stat().st_size > 0 or (run / "eval.mp4").stat().st_size > 0
-    assert "video" in out and "filming eval." in err and "frame" in err
-    assert not [p for p in run.iterdir() if p.name.startswith(".eval.")]
+    [video] = (tmp_path / "runs" / "eval").iterdir()
+    assert video.name in ("run.gif", "run.mp4") and video.stat().st_size > 0
+    assert f"video runs/eval/{video.name}" in out and "filming run." in err and "frame" in err
+    assert sorted(p.name for p in run.iterdir()) == before
 
     assert cli.main(["eval", str(run), "--episodes", "2", "--video", str(run / "quiet.gif"), "--no-progress"]) == 0
     assert "filming" not in capsys.readouterr().err and (run / "quiet.gif").stat().st_size > 0

@@ -5,6 +5,11 @@ few tenths of a second per 480x360 frame on a CPU machine, so a 1000-step Go1 ep
 takes minutes): :class:`VideoRecorder` shows a ``tqdm`` bar while it films, and
 :func:`write_video` writes to a temp file in the same folder, then ``os.replace``\\ s it,
 so an interrupted or failed write never leaves a partial or empty video behind.
+
+Filming is opt-in (``--video [PATH]`` on ``unilab eval`` and ``unilab play``). A bare
+``--video`` writes :func:`default_video_path`: ``runs/<command>/<name>.mp4`` under the
+working directory, never into the run or policy folder being evaluated (a shipped
+``policies/*`` folder stays as shipped).
 """
 
 from __future__ import annotations
@@ -16,6 +21,29 @@ from pathlib import Path
 import numpy as np
 
 from .atomic import atomic_write
+
+
+#: where a bare ``--video`` writes, under the working directory: ``runs/eval/<name>.mp4``, ``runs/play/...``
+DEFAULT_VIDEO_ROOT = Path("runs")
+
+
+def default_video_path(command: str, folder: str | Path) -> Path:
+    """``runs/<command>/<folder's name>.mp4`` (``.gif`` without imageio-ffmpeg), for a bare ``--video``.
+
+    ``folder`` is the run or policy folder being evaluated; the video is named after it
+    but written under :data:`DEFAULT_VIDEO_ROOT`, so filming never adds files to it.
+    """
+    name = Path(folder).resolve().name or "video"
+    return DEFAULT_VIDEO_ROOT / command / f"{name}.{_video_extension()}"
+
+
+def _video_extension() -> str:
+    """``mp4`` when imageio-ffmpeg is installed, else ``gif``."""
+    try:
+        import imageio_ffmpeg  # noqa: F401
+    except ImportError:
+        return "gif"
+    return "mp4"
 
 
 def write_video(frames: list[np.ndarray], path: Path, fps: int) -> Path:

@@ -31,15 +31,24 @@ class EvalResult:
     fall_rate: float           # fraction of episodes that ended terminated (not truncated)
     video: Path | None
     reward_terms: dict = dataclasses.field(default_factory=dict)  # per-step means over the counted episodes
-    tracking_share: float | None = None  # joystick tasks: forward tracking reward / its maximum
+    tracking_share: float | None = None  # joystick tasks: planar (vx, vy) tracking reward / its maximum
 
     def summary(self) -> str:
+        """One line: return, length, how episodes ended, tracking and success, the video.
+
+        How episodes ended depends on whether the task reports success: where it does (reach,
+        grasp), a success may end the episode, so the share that ended before the time limit is
+        "ended early", printed beside the success rate; elsewhere a termination is a failure
+        (a fall, for the joystick tasks) and is printed as "terminated".
+        """
         s = (f"episodes {self.episodes}  return {self.mean_return:.3f} +- {self.std_return:.3f}  "
-             f"length {self.mean_length:.1f}  terminated {self.fall_rate:.1%}")
+             f"length {self.mean_length:.1f}")
+        if self.success_rate is None:
+            s += f"  terminated {self.fall_rate:.1%}"
         if self.tracking_share is not None:
-            s += f"  forward tracking {self.tracking_share:.1%} of max"
+            s += f"  planar velocity tracking {self.tracking_share:.1%} of max"
         if self.success_rate is not None:
-            s += f"  success {self.success_rate:.1%}"
+            s += f"  success {self.success_rate:.1%}  ended early {self.fall_rate:.1%} (a success can end an episode)"
         if self.video is not None:
             s += f"  video {self.video}"
         return s

@@ -1,13 +1,14 @@
 """What the joystick tasks' targets are stated in: tracking share, falls, speed per command.
 
-* :func:`tracking_share`: the forward-velocity tracking reward per step as a share of its
+* :func:`tracking_share`: the planar-velocity (vx, vy) tracking reward per step as a share of its
   maximum (the term is ``scale * dt * exp(-error / sigma)``, so 1.0 is perfect tracking
   every step);
 * :func:`hold_command`: the deterministic policy under one fixed (forward speed, yaw rate)
   command, the base's measured forward speed and yaw rate in its own frame, and the share
   of envs that fell; :func:`measure_commands` runs it for forward-speed commands.
 
-``unilab eval RUN --commands 0.3 0.6 1.0`` prints both.
+``unilab eval RUN --commands 0.3 0.6 1.0`` prints both; :func:`check_command_task` refuses
+``--commands`` up front for a task without velocity commands.
 """
 
 from __future__ import annotations
@@ -20,6 +21,34 @@ import numpy as np
 import torch
 
 TRACKING_TERM = "tracking_lin_vel"
+
+
+def velocity_command_tasks() -> tuple[str, ...]:
+    """The registered UniLab tasks that take a velocity command (a ``LocomotionTask``: the
+    ``command_vx`` / ``command_vy`` / ``command_yaw`` keywords :func:`hold_command` sets).
+
+    Reads the task classes (imports the task modules); builds no env.
+    """
+    import importlib
+
+    from unilab_envs.locomotion.task import LocomotionTask
+    from unilab_envs.tasks import TASKS
+
+    def takes_commands(module_name: str) -> bool:
+        module = importlib.import_module(module_name)
+        return any(isinstance(v, type) and issubclass(v, LocomotionTask) and v.__module__ == module_name
+                   for v in vars(module).values())
+
+    return tuple(task for task, (module, _) in TASKS.items() if takes_commands(module))
+
+
+def check_command_task(task: str) -> None:
+    """``ValueError`` with what to do when ``task`` takes no velocity command (``--commands``
+    holds forward-speed commands): call it before building envs or evaluating."""
+    tasks = velocity_command_tasks()
+    if task not in tasks:
+        raise ValueError(f"--commands holds forward-speed commands, but {task} takes no velocity command; "
+                         f"the tasks that do: {', '.join(tasks)}. Leave out --commands to evaluate this run")
 
 
 def tracking_share(env, reward_terms: dict[str, float]) -> float | None:

@@ -62,6 +62,8 @@ class UniLabEnv(gym.Env):
         return obs[0], self._unbatch(info)
 
     def step(self, action):
+        """One control step; ``gymnasium.error.ResetNeeded`` before the first :meth:`reset`."""
+        self._vec.require_reset_done()
         action = np.asarray(action)
         if action.shape != self.action_space.shape:
             raise ValueError(f"action must have shape {self.action_space.shape}, got {action.shape}")

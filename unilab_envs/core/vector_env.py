@@ -41,6 +41,9 @@ Contract:
   do not arrive in waves.
 * Bad input raises: wrong action shape (``ValueError``), non-float dtype
   (``TypeError``), NaN/inf actions (``ValueError`` naming the rows).
+* Order: ``step()`` before the first whole ``reset()`` (or ``set_state``) raises
+  ``gymnasium.error.ResetNeeded``, as Gymnasium's ``OrderEnforcing`` does for a
+  single env: there is no episode to step yet.
 """
 
 from __future__ import annotations
@@ -54,11 +57,14 @@ import numba as nb
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 
+from unilab_envs.core import compile_notice
 from unilab_envs.core.actions import validate_actions
 from unilab_envs.core.rng import seed_streams, uniform
 from unilab_envs.core.task import Task
 from unilab_envs.core.state import StateError, batch_state, copy_attributes, restore_attributes, restore_batch_state
 from unilab_envs.threads import numba_threads, resolve_num_threads
+
+compile_notice.install()  # one line on stderr when the first kernel compiles (a cold Numba cache)
 
 SPREAD_STREAM = 1  # the RNG stream that draws spread episode starts
 #: the env's own per-env bookkeeping that get_state saves besides physics and task
@@ -166,6 +172,7 @@ class UniLabVectorEnv(VectorEnv):
         self._warnings = self.batch.warning  # live (N, nwarning, 2): [lastinfo, count]
         self._renderer = None
         self._render_size = (int(render_width), int(render_height))
+        self._needs_reset = True  # no episode yet: step() refuses until a whole reset() (or set_state)
         if seed is not None:
             self._seed(seed)
 
@@ -201,6 +208,8 @@ class UniLabVectorEnv(VectorEnv):
             spread_rng = seed_streams(self.seeds, stream=SPREAD_STREAM)
             _spread_starts(self._episode_step, spread_rng, self.max_episode_steps)
         self._pending_reset[ids] = False
+        if ids.size == self.num_envs:
+            self._needs_reset = False
         self._last_done = np.zeros(0, np.int32)
         info = self._info(final=False)
         return self._out(self._obs), info
@@ -218,7 +227,11 @@ class UniLabVectorEnv(VectorEnv):
 
     # --- step ----------------------------------------------------------------
     def step(self, actions):
-        """Advance every env one control step; return ``(obs, reward, terminated, truncated, info)``."""
+        """Advance every env one control step; return ``(obs, reward, terminated, truncated, info)``.
+
+        Raises ``gymnasium.error.ResetNeeded`` before the first whole :meth:`reset`.
+        """
+        self.require_reset_done()
         with numba_threads(self.num_threads):
             return self._step(actions)
 
@@ -265,6 +278,13 @@ class UniLabVectorEnv(VectorEnv):
             self._out(self._truncated),
             info,
         )
+
+    def require_reset_done(self) -> None:
+        """Raise ``gymnasium.error.ResetNeeded`` when no whole :meth:`reset` (nor :meth:`set_state`) came yet."""
+        if self._needs_reset:
+            raise gym.error.ResetNeeded(
+                f"{type(self.task).__name__}: step() was called before reset(); call env.reset(seed=...) first "
+                f"(a partial reset_mask reset does not start the other envs' episodes)")
 
     def _check_divergence(self) -> None:
         """Flag rows whose warning counters rose or whose observation, privileged
@@ -334,6 +354,7 @@ class UniLabVectorEnv(VectorEnv):
         restore_batch_state(self.batch, state["physics"])
         self.task.set_state(state["task"])
         restore_attributes(self, _ENV_STATE, state["env"], f"{type(self).__name__} state")
+        self._needs_reset = False  # the saved episodes go on
 
     # --- extras ------------------------------------------------------------
     @property
