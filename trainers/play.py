@@ -29,7 +29,9 @@ import numpy as np
 from unilab_envs.deploy import SPEC_FILENAME, DeploySpec, PolicyIO, SpecError, load_spec
 from unilab_envs.deploy.from_task import default_model_path
 from unilab_envs.deploy.episodes import distance_to_target, fell, reset_episode, sample_command, show_target
+from unilab_envs.deploy.safety import REASONS, SafetyGuard, gain_scales, remembered_action
 from unilab_envs.deploy.sim2real import PlaySim2Real, load_play_profile
+from unilab_envs.config import ConfigError
 
 POLICY_FILENAME = "policy.onnx"
 
@@ -98,6 +100,34 @@ def _require_deployable_task(folder: Path) -> None:
                         f"with `unilab eval {folder} --video`")
 
 
+SAFETY_OFF = ("off", "none", "no")
+
+
+def play_safety(flag: str | None, spec: DeploySpec, profile: dict | None, profile_name=None) -> tuple:
+    """``(safety section or None, where it came from)`` for ``unilab play --safety FLAG``.
+
+    ``None`` (no ``--safety``): the ``--sim2real`` profile's section, else the deploy spec's,
+    else no guard. ``"on"`` (a bare ``--safety``): the same, else the defaults. ``"default"``:
+    the defaults. ``"off"``: no guard. Anything else: a profile name or YAML whose ``safety``
+    section to run.
+    """
+    if flag is not None and flag.strip().lower() in SAFETY_OFF:
+        return None, None
+    if flag is None or flag == "on":
+        if profile is not None and profile.get("safety") is not None:
+            return profile["safety"], f"the --sim2real profile {profile_name}"
+        if getattr(spec, "safety", None) is not None:
+            return spec.safety, "the deploy spec"
+        return (None, None) if flag is None else ({}, "defaults")
+    if flag == "default":
+        return {}, "defaults"
+    section = load_play_profile(flag).get("safety")
+    if section is None:
+        raise SpecError(f"--safety {flag}: that profile has no safety section; give a profile with one, "
+                        f"'default', or a bare --safety")
+    return section, f"profile {flag}"
+
+
 class OnnxPolicy:
     """``policy.onnx`` on onnxruntime (CPU, one thread): ``policy(obs) -> action``, float32."""
 
@@ -129,11 +159,12 @@ class Player:
 
     ``model_path``: another MJCF with the spec's joint, actuator and body names (a
     Menagerie robot); ``sim2real``: a profile name or YAML whose link and sensor sections
-    act around the loop (:class:`unilab_envs.deploy.sim2real.PlaySim2Real`).
+    act around the loop (:class:`unilab_envs.deploy.sim2real.PlaySim2Real`); ``safety``: which
+    safety section the guard runs (:func:`play_safety`; by default the profile's or the spec's).
     """
 
     def __init__(self, bundle: PolicyBundle, model_path: str | None = None, sim2real: str | None = None,
-                 seed: int = 0) -> None:
+                 seed: int = 0, safety: str | None = None) -> None:
         self.spec = spec = bundle.spec
         self.policy = OnnxPolicy(bundle.onnx, spec)
         xml = model_path or spec.model.mjcf
@@ -152,10 +183,13 @@ class Player:
         self.data = mujoco.MjData(self.model)
         try:
             self.io = PolicyIO(spec, self.model)
-            self.sim2real = (PlaySim2Real(load_play_profile(sim2real), spec, seed + 1, str(sim2real))
-                             if sim2real else None)
-        except SpecError as e:
+            profile = load_play_profile(sim2real) if sim2real else None
+            self.sim2real = PlaySim2Real(profile, spec, seed + 1, str(sim2real)) if profile is not None else None
+            section, self.safety_source = play_safety(safety, spec, profile, sim2real)
+            self.guard = SafetyGuard.from_spec(spec, self.model, section) if section is not None else None
+        except (SpecError, ConfigError) as e:
             raise PlayError(str(e)) from None
+        self._nominal_gains: tuple[np.ndarray, np.ndarray] | None = None  # the gains before the safe mode
         self.rng = np.random.default_rng(seed)
         self.resample_steps = (max(1, round(spec.command.resample_time / spec.timing.control_dt))
                                if spec.command.resample_time else 0)
@@ -163,10 +197,15 @@ class Player:
 
     def reset(self, command: np.ndarray | None = None):
         """A new episode, randomized as in training (``command``: keep this one)."""
+        if self._nominal_gains is not None:  # leave the safe mode's gains
+            self.model.actuator_gainprm[self.io.actuators], self.model.actuator_biasprm[self.io.actuators] = self._nominal_gains
+            self._nominal_gains = None
         self.state = reset_episode(self.io, self.model, self.data, self.rng, command)
         self.step_count = 0
         if self.sim2real is not None:
             self.sim2real.start_episode(self.model, self.io.actuators)
+        if self.guard is not None:
+            self.guard.reset()
         return self.state
 
     @property
@@ -186,10 +225,19 @@ class Player:
         obs = self.io.observe(self.data, self.state)
         if self.sim2real is not None:
             obs = self.sim2real.observation(obs)
-        action = self.policy(obs)
+        action = sent = self.policy(obs)
+        if self.guard is not None:  # on the robot's computer, before the link (as wrappers.Safety)
+            io, data = self.io, self.data
+            action = self.guard.action(action, data.qpos[io.joint_q], data.qvel[io.joint_d],
+                                       io.base_quat(data) if io.root_q >= 0 else None, obs,
+                                       obs_new=not (self.sim2real is not None and self.sim2real.obs_lost))
+            if self.guard.latched and self._nominal_gains is None:
+                self._safe_gains()
         if self.sim2real is not None:
             action = self.sim2real.action(action)
         self.io.apply_action(action, self.state, self.data.ctrl)
+        if self.guard is not None:  # the controller remembers what the policy sent, as in training
+            self.state.last_action = remembered_action(sent, *self.io.clip).astype(np.float64)
         for _ in range(self.spec.timing.substeps):
             mujoco.mj_step(self.model, self.data)
         self.io.refresh(self.data)
@@ -198,6 +246,15 @@ class Player:
         if resample and self.resample_steps and self.step_count % self.resample_steps == 0:
             self.state.command = sample_command(self.io, self.rng)
         return fell(self.io, self.data)
+
+    def _safe_gains(self) -> None:
+        """The safe mode's Kp and Kd on the actuators (until the next reset), as wrappers.Safety sets them."""
+        acts, m = self.io.actuators, self.model
+        self._nominal_gains = (m.actuator_gainprm[acts].copy(), m.actuator_biasprm[acts].copy())
+        kp, kd = gain_scales(self.guard.limits, np.ones(1, bool))
+        m.actuator_gainprm[acts, 0] *= kp[0]
+        m.actuator_biasprm[acts, 1] *= kp[0]
+        m.actuator_biasprm[acts, 2] *= kd[0]
 
     def base_velocity(self) -> np.ndarray:
         """``(vx, vy, yaw_rate)`` of the base in its frame."""
@@ -222,6 +279,7 @@ class PlayResult:
     control_dt: float
     video: Path | None = None
     sim2real: str | None = None
+    safety: str | None = None        # the guard's counts, when it ran
 
     def summary(self) -> str:
         lines = [f"{self.task}: episodes {self.episodes}  length {self.mean_length:.1f}  falls {self.fall_rate:.1%}"
@@ -239,6 +297,8 @@ class PlayResult:
                      f"physics + I/O), {period / self.step_us:.0f}x faster than real time on one core")
         if self.sim2real:
             lines.append(self.sim2real)
+        if self.safety:
+            lines.append(self.safety)
         if self.video is not None:
             lines.append(f"video {self.video}")
         return "\n".join(lines)
@@ -302,6 +362,7 @@ def run_headless(player: Player, episodes: int, video: Path | None = None, video
     lin, ang, cmds, speeds = [], [], [], []
     filmer = _Filmer(player, video, video_frames, progress) if video is not None else None
     loop_time, loop_steps = 0.0, 0
+    trips = dict.fromkeys(REASONS, 0)
     for episode in range(episodes):
         player.reset()
         since_change, last_cmd = 0, player.command.copy()
@@ -328,6 +389,8 @@ def run_headless(player: Player, episodes: int, video: Path | None = None, video
                 break
         lengths.append(player.step_count)
         falls.append(fallen)
+        if player.guard is not None and player.guard.latched:
+            trips[player.guard.reason] += 1
         if spec.command.kind == "reach_target":
             d = distance_to_target(player.io, player.data, player.state)
             distances.append(d)
@@ -344,7 +407,20 @@ def run_headless(player: Player, episodes: int, video: Path | None = None, video
         tracking_lin_vel=float(np.mean(lin)) if lin else None, tracking_ang_vel=float(np.mean(ang)) if ang else None,
         speed_per_command=_speed_table(cmds, speeds, lo, hi), final_distance=float(np.mean(distances)) if distances else None,
         step_us=1e6 * loop_time / max(loop_steps, 1), control_dt=spec.timing.control_dt, video=path,
-        sim2real=player.sim2real.describe() if player.sim2real is not None else None)
+        sim2real=player.sim2real.describe() if player.sim2real is not None else None,
+        safety=_safety_summary(player, trips, loop_steps, episodes))
+
+
+def _safety_summary(player: Player, trips: dict[str, int], steps: int, episodes: int) -> str | None:
+    """One line of the guard's counts over the run (joint-steps each limit moved; trips by watchdog)."""
+    if player.guard is None:
+        return None
+    c, n = player.guard.counts, max(steps * player.guard.limits.size, 1)
+    why = ", ".join(f"{k} {v}" for k, v in trips.items() if v)
+    return (f"safety ({player.safety_source}): targets moved by position limits {c['position_clips']} "
+            f"({c['position_clips'] / n:.2%} of joint-steps), rate limit {c['rate_limits']} ({c['rate_limits'] / n:.2%}), "
+            f"torque limit {c['torque_limits']} ({c['torque_limits'] / n:.2%}); safe mode latched in "
+            f"{sum(trips.values())} of {episodes} episodes" + (f" ({why})" if why else ""))
 
 
 # --- the window ------------------------------------------------------------------------------

@@ -4,6 +4,7 @@
     unilab play runs/go1 --headless --episodes 64           # metrics only (fast: no filming)
     unilab play runs/go1 --headless --video                 # ... and film the first episode: runs/play/go1.mp4
     unilab play runs/go1 --headless --sim2real go1_real     # the profile's noise, latency and loss in the loop
+    unilab play runs/go1 --headless --safety                # the safety guard (spec's or profile's section, else defaults)
     unilab play runs/go1 --model-path ~/mujoco_menagerie/unitree_go1/scene.xml
 
 Mistakes end in one line on stderr and exit status 2.
@@ -47,6 +48,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sim2real", metavar="PROFILE",
                    help="add a sim-to-real profile's sensor noise, IMU drift, latency, packet loss, action noise and "
                         "motor strength in the play loop: a packaged name (go1_real, g1_real, ur5_real) or a YAML path")
+    p.add_argument("--safety", nargs="?", const="on", metavar="SOURCE",
+                   help="run the safety guard (limits on the targets, watchdogs that latch a damping safe mode; "
+                        "docs/deploy.md): bare, the --sim2real profile's safety section, else the deploy spec's, else "
+                        "the defaults; 'default': the defaults; a profile name or YAML: its safety section; 'off': no "
+                        "guard. Without --safety the guard runs when the profile or the spec has a safety section. "
+                        "Put it after the policy folder")
     p.add_argument("--spec", metavar="PATH", help="deploy spec to use instead of the one exported with the policy")
     p.add_argument("--seed", type=int, default=0, help="seed of resets, commands and sim-to-real draws (default 0)")
     p.add_argument("--video", nargs="?", const="", metavar="PATH",
@@ -99,7 +106,8 @@ def run(args: argparse.Namespace) -> int:
     headless = args.headless or not has_display()
     try:
         bundle = find_policy(args.run, args.spec)
-        player = Player(bundle, model_path=args.model_path, sim2real=args.sim2real, seed=args.seed)
+        player = Player(bundle, model_path=args.model_path, sim2real=args.sim2real, seed=args.seed,
+                        safety=getattr(args, "safety", None))
     except (PlayError, SpecError, FileNotFoundError) as e:
         return _fail(e)
     if not args.headless and headless:

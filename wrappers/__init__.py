@@ -29,6 +29,7 @@ from wrappers.physics import (
     RandomPush,
     RandomPushConfig,
 )
+from wrappers.safety import Safety
 from wrappers.sim2real import SECTIONS, Sim2Real, check_profile_fits, load_profile, profile_names, profiles_for
 from wrappers.single import SingleEnv
 
@@ -53,6 +54,7 @@ __all__ = [
     "RandomPush",
     "RandomPushConfig",
     "SECTIONS",
+    "Safety",
     "Sim2Real",
     "Sim2RealWrapper",
     "SingleEnv",

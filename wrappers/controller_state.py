@@ -19,6 +19,7 @@ from wrappers._base import episode_starts
 
 from unilab_envs.core.actions import validate_actions
 from unilab_envs.core.controller_groups import CONTROLLER_GROUPS, LAST_ACTION
+from unilab_envs.deploy.safety import remembered_action
 
 
 class ControllerState:
@@ -29,7 +30,7 @@ class ControllerState:
     a no-op) for a task without named groups.
     """
 
-    def __init__(self, env: VectorEnv, tap) -> None:
+    def __init__(self, env: VectorEnv, tap, guarded: bool = False) -> None:
         groups: dict[str, slice] = getattr(env.unwrapped, "obs_groups", None) or {}
         size = int(np.prod(env.single_observation_space.shape))
         index = np.arange(size)
@@ -45,11 +46,18 @@ class ControllerState:
         self._none = np.zeros(env.num_envs, bool)
         self._action = np.zeros(self._shape, np.float32)
         self.active = self.columns.size > 0
+        self.guarded = guarded  # a safety layer takes non-finite actions (and trips): remember them as 0
 
     def remember(self, actions) -> None:
         """The policy's action of this step, clipped as the env clips it."""
         if self.active and self.action_columns.size:
-            np.clip(validate_actions(actions, self._shape), self._low, self._high, out=self._action)
+            if self.guarded:
+                actions = np.asarray(actions)
+                if actions.shape != self._shape:
+                    validate_actions(actions, self._shape)  # raises the shape error
+                self._action[:] = remembered_action(actions, self._low, self._high)
+            else:
+                np.clip(validate_actions(actions, self._shape), self._low, self._high, out=self._action)
 
     def after_reset(self, obs: np.ndarray, mask=None) -> np.ndarray:
         """``mask``: the rows reset (``options["reset_mask"]``; all by default); the others keep the last action."""

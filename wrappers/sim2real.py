@@ -17,11 +17,12 @@ signal meets the imperfections in the order hardware applies them::
 
     env <- domain_randomization <- random_push <- motor_strength <- action_noise
         <- action_latency <- imu_bias_drift <- observation_noise
-        <- observation_latency <- packet_loss <- policy
+        <- observation_latency <- packet_loss <- safety <- policy
 
 (an action is lost on the link, then delayed, then executed noisily by a motor
 of random strength; a reading is biased and noisy at the sensor, then delayed,
-then lost on the link).
+then lost on the link). ``safety`` (:mod:`wrappers.safety`) is the controller's guard, not an
+imperfection: it meets the policy's action first and sees the observation the policy saw.
 
 Only sensor readings go through the observation pipeline: the groups the controller
 knows itself (its last action, the command, the gait phase:
@@ -47,6 +48,7 @@ from wrappers.physics import DomainRandomization, MotorStrength, RandomPush
 from wrappers.controller_state import ControllerState
 from wrappers.curriculum import ProfileCurriculum
 from wrappers.privileged import CleanObservationTap, PrivilegedCritic, privileged_parts
+from wrappers.safety import Safety
 
 #: section name -> wrapper, innermost first
 SECTIONS: dict[str, type] = {
@@ -59,6 +61,7 @@ SECTIONS: dict[str, type] = {
     "observation_noise": ObservationNoise,
     "observation_latency": ObservationLatency,
     "packet_loss": PacketLoss,
+    "safety": Safety,
 }
 META_KEYS = ("description", "robot", "env_id", "extends", "sources")
 OPTION_KEYS = ("privileged_critic", "curriculum")
@@ -131,7 +134,7 @@ class Sim2Real(VectorWrapper):
                     raise type(error)(f"profile section {name!r}: {error}") from error
                 self.layers[name] = top
         super().__init__(top)
-        self.controller = ControllerState(env, tap)
+        self.controller = ControllerState(env, tap, guarded="safety" in self.layers)
         self.critic = PrivilegedCritic(env, parts, tap, list(self.layers.values())) if parts else None
         if self.critic is not None:
             self.privileged_observation_space = self.critic.observation_space

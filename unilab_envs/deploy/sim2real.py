@@ -18,7 +18,9 @@ same order as the wrappers, the sections that live between the robot and the pol
 
 ``domain_randomization`` and ``random_push`` change the physics, not the link: they are
 listed in :attr:`PlaySim2Real.skipped` (play another model with ``--model-path`` to test
-physics changes). Draws come from a NumPy generator, so the noise has the wrappers'
+physics changes). A ``safety`` section is the controller's guard, not an imperfection:
+``unilab play`` runs it (:mod:`unilab_envs.deploy.safety`) before these sections, as the
+wrappers do. Draws come from a NumPy generator, so the noise has the wrappers'
 distribution, not their exact random sequence. No torch, no Numba.
 """
 
@@ -43,6 +45,8 @@ META = ("description", "robot", "env_id", "extends", "sources")
 #: training devices: what the critic sees (wrappers.privileged), the whole-profile curriculum
 #: (wrappers.curriculum; play runs the whole profile): nothing to play
 TRAINING_ONLY = ("privileged_critic", "curriculum")
+#: the safety guard (unilab_envs.deploy.safety): run by the play loop itself, before the link
+GUARD = ("safety",)
 KEYS = {
     "observation_noise": ("scales", "distribution", "mode", "level"),
     "imu_bias_drift": ("bias_std", "drift_std"),
@@ -62,8 +66,15 @@ def load_play_profile(profile: str | Path | Mapping[str, Any]) -> dict[str, Any]
     except (ValueError, FileNotFoundError) as e:
         raise SpecError(str(e)) from None
     for key, value in data.items():
-        if key not in (*APPLIED, *PHYSICS, *META, *TRAINING_ONLY):
-            raise SpecError(f"unknown profile section {key!r}; known: {sorted((*APPLIED, *PHYSICS, *META, *TRAINING_ONLY))}")
+        if key not in (*APPLIED, *PHYSICS, *META, *TRAINING_ONLY, *GUARD):
+            raise SpecError(f"unknown profile section {key!r}; known: {sorted((*APPLIED, *PHYSICS, *META, *TRAINING_ONLY, *GUARD))}")
+        if key in GUARD and value is not None:
+            from unilab_envs.deploy.safety import safety_config
+
+            try:
+                safety_config(value)
+            except ValueError as e:
+                raise SpecError(f"profile section 'safety': {e}") from None
         if key in KEYS and value is not None:
             if not isinstance(value, Mapping):
                 raise SpecError(f"profile section {key!r} must be a mapping, got {value!r}")
