@@ -121,6 +121,15 @@ def build_parser() -> argparse.ArgumentParser:
     x.add_argument("checkpoint", help="run directory (or its checkpoint.pt / model.zip)")
     x.add_argument("--out", help="ONNX path (default <run>/policy.onnx)")
     x.add_argument("--opset", type=int, default=17, help="ONNX opset version (default 17)")
+    x.add_argument("--precision", choices=("fp32", "fp16", "int8"), default="fp32",
+                   help="numeric precision of the graph (default fp32). fp16: float16 weights and activations; "
+                        "int8: dynamic quantization of the weights (onnxruntime). Input and output stay float32. "
+                        "The actions are checked against fp32 on observations recorded in the task (8 envs x 100 "
+                        "steps) and the error is printed and stored in the deploy spec (docs/deploy.md)")
+    x.add_argument("--max-action-error", type=float, metavar="FRAC",
+                   help="fp16/int8: refuse to write a model whose actions differ from fp32 by more than FRAC of the "
+                        "action range (default 0.01 for fp16, 0.05 for int8)")
+    x.add_argument("--force", action="store_true", help="fp16/int8: write the model even over --max-action-error")
 
     sh = sub.add_parser("ship", help="write a run as a policy folder: slim checkpoint, config, curve, ONNX, deploy spec",
                         description="Write a bundled-PPO run as a shippable policy folder: the checkpoint without "
@@ -329,33 +338,56 @@ def _video_path(args: argparse.Namespace, run_folder: Path) -> str | None:
 
 def _export(args: argparse.Namespace) -> int:
     """``unilab export``: the deterministic policy of a bundled-PPO or SB3 run as ONNX; prints its interface."""
+    import tempfile
+
+    if args.precision == "fp32" and (args.force or args.max_action_error is not None):
+        return _fail("export", "--force and --max-action-error check a reduced precision: add --precision fp16 or int8")
+    if args.max_action_error is not None and not args.max_action_error >= 0:
+        return _fail("export", f"--max-action-error is a fraction of the action range >= 0, got {args.max_action_error}")
+    with tempfile.TemporaryDirectory(prefix="unilab-export-") as work:  # the fp32 graph of a reduced precision
+        return _export_in(args, Path(work))
+
+
+def _export_in(args: argparse.Namespace, work: Path) -> int:
     from trainers.common.checkpoint import CheckpointError
     from trainers.common.onnx_export import describe_onnx
     from trainers.common.runs import RunError, find_run
     from trainers.ppo.config import ConfigError
 
+    out = args.out if args.precision == "fp32" else work / "policy_fp32.onnx"
     try:
         run = find_run(args.checkpoint, "export")
         if run.kind == "sb3":
             from trainers.sb3.export import ExportError, export_sb3_onnx
 
             try:
-                path = export_sb3_onnx(run.path, args.out, opset=args.opset)
+                path = export_sb3_onnx(run.path, out, opset=args.opset)
             except ExportError as e:
                 return _fail("export", e)
         else:
             from trainers.ppo.evaluate import export_onnx
 
-            path = export_onnx(run.path, args.out, opset=args.opset)
+            path = export_onnx(run.path, out, opset=args.opset)
     except (RunError, CheckpointError, ConfigError) as e:
         return _fail("export", e)
     from trainers.common.deploy_export import attach_for_run
+    from trainers.common.precision import PrecisionError, PrecisionReport, reduce_run_precision
 
+    report = PrecisionReport("fp32", None, None)
+    if args.precision != "fp32":  # convert, check against fp32 on recorded observations, then write
+        final = Path(args.out) if args.out else run.folder / "policy.onnx"
+        try:
+            report = reduce_run_precision(path, final, run.folder, args.precision, args.max_action_error, args.force)
+        except PrecisionError as e:
+            return _fail("export", e)
+        path = final
     try:  # what a robot-side program needs, beside the policy and in its metadata
-        spec_path = attach_for_run(path, run.folder)
+        spec_path = attach_for_run(path, run.folder, report.spec_section())
     except (ValueError, TypeError) as e:
         return _fail("export", f"wrote {path} but not its deploy spec: {e}")
     print(describe_onnx(path).summary())
+    if report.error is not None:
+        print(report.summary())
     if spec_path is not None:
         print(f"deploy spec: {spec_path} (also in the ONNX metadata); run it in plain MuJoCo: "
               f"unilab play {path.parent}")

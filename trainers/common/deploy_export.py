@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from trainers.common.atomic import atomic_write
-from unilab_envs.deploy.spec import ONNX_METADATA_KEY, SPEC_FILENAME, DeploySpec, SpecError
+from unilab_envs.deploy.spec import ONNX_METADATA_KEY, SPEC_FILENAME, DeploySpec, Precision, SpecError
 
 
 def run_task(run_folder: Path) -> tuple[str, dict[str, Any]] | None:
@@ -36,6 +36,24 @@ def run_task(run_folder: Path) -> tuple[str, dict[str, Any]] | None:
     return str(cfg["task"]), dict(kwargs or {})
 
 
+def run_safety(run_folder: Path) -> dict[str, Any] | None:
+    """The ``safety`` section of the sim-to-real profile a run trained under (its ``config.yaml``), or ``None``.
+
+    The guard the policy learned under goes into its deploy spec, so play and the robot run it too.
+    """
+    path = Path(run_folder) / "config.yaml"
+    cfg = yaml.safe_load(path.read_text()) if path.is_file() else None
+    sim2real = cfg.get("sim2real") if isinstance(cfg, dict) else None
+    if not sim2real:
+        return None
+    from unilab_envs.profile_files import resolve_profile
+
+    try:
+        return resolve_profile(sim2real).get("safety")
+    except (ValueError, OSError):  # a profile that is gone: the spec without a guard, as before
+        return None
+
+
 def embed_spec(onnx_path: Path, spec: DeploySpec) -> None:
     """Store the spec's JSON in the ONNX file's metadata (replacing an older one), atomically."""
     import onnx
@@ -51,20 +69,33 @@ def embed_spec(onnx_path: Path, spec: DeploySpec) -> None:
     atomic_write(Path(onnx_path), lambda tmp: onnx.save(model, tmp))
 
 
-def attach_deploy_spec(onnx_path: str | Path, task: str, env_kwargs: dict[str, Any] | None = None) -> Path:
-    """Build ``task``'s deploy spec, write ``deploy_spec.json`` beside ``onnx_path`` and embed it; returns the JSON path."""
+def attach_deploy_spec(onnx_path: str | Path, task: str, env_kwargs: dict[str, Any] | None = None,
+                       precision: Precision | None = None, safety: dict[str, Any] | None = None) -> Path:
+    """Build ``task``'s deploy spec, write ``deploy_spec.json`` beside ``onnx_path`` and embed it; returns the JSON path.
+
+    ``precision``: the graph's precision section (``unilab export --precision``; default fp32).
+    ``safety``: the spec's safety section (:func:`run_safety`; default none).
+    """
+    import dataclasses
+
     from unilab_envs.deploy.from_task import deploy_spec_for
 
     onnx_path = Path(onnx_path)
     kwargs = {k: v for k, v in (env_kwargs or {}).items() if k != "num_threads"}
     spec = deploy_spec_for(task, **kwargs)
+    if precision is not None:
+        spec = dataclasses.replace(spec, precision=precision)
+    if safety is not None:
+        from unilab_envs.deploy.safety import safety_config
+
+        spec = dataclasses.replace(spec, safety=safety_config(safety))
     embed_spec(onnx_path, spec)
     out = onnx_path.parent / SPEC_FILENAME
     atomic_write(out, lambda tmp: Path(tmp).write_text(spec.to_json()))
     return out
 
 
-def attach_for_run(onnx_path: str | Path, run_folder: str | Path) -> Path | None:
+def attach_for_run(onnx_path: str | Path, run_folder: str | Path, precision: Precision | None = None) -> Path | None:
     """:func:`attach_deploy_spec` for the task in ``run_folder``'s ``config.yaml``.
 
     ``None`` when the run is not on a UniLab task with a deploy spec (HalfCheetah ...):
@@ -75,7 +106,7 @@ def attach_for_run(onnx_path: str | Path, run_folder: str | Path) -> Path | None
         return None
     task, kwargs = found
     try:
-        return attach_deploy_spec(onnx_path, task, kwargs)
+        return attach_deploy_spec(onnx_path, task, kwargs, precision, run_safety(Path(run_folder)))
     except SpecError as e:
         if "no deploy spec builder" in str(e):
             return None

@@ -28,6 +28,16 @@ small, versioned JSON document:
     the gait phase clock (frequency, per-foot offsets), for tasks with one.
 ``episode``
     length, reset randomization, termination and success rules, as in training.
+``precision``
+    the numeric precision of the ONNX graph (``fp32``, ``fp16``, ``int8``: ``unilab export
+    --precision``) and how far its actions were measured from the fp32 policy's. Optional:
+    a spec without it (exported before this section existed) loads as ``fp32``. Input and
+    output stay float32 whatever the precision.
+``safety``
+    the safety guard between the policy and the motors (limits on the joint targets,
+    watchdogs that latch a safe mode): the keys of a sim-to-real profile's ``safety:``
+    section (:class:`unilab_envs.deploy.safety.SafetyConfig`). Optional: a spec without it
+    runs no guard unless ``unilab play --safety`` asks for one.
 
 Everything here is plain Python and NumPy-free JSON: a robot program imports it
 without torch, Numba or the training stack.
@@ -47,6 +57,7 @@ SCHEMA_VERSION = 1
 ONNX_METADATA_KEY = "unilab_deploy_spec"
 SPEC_FILENAME = "deploy_spec.json"
 ACTION_MODES = ("home_offset", "target_delta")
+PRECISIONS = ("fp32", "fp16", "int8")
 COMMAND_KINDS = ("velocity", "reach_target")
 
 
@@ -169,6 +180,22 @@ class Episode:
 
 
 @dataclass(frozen=True)
+class Precision:
+    """The ONNX graph's numeric precision and what it costs in actions (``unilab export --precision``).
+
+    ``max_action_error`` / ``mean_action_error``: max and mean absolute difference to the fp32
+    policy's action on ``samples`` recorded observations, as a fraction of the action range
+    (``high - low``); ``bound``: the max error the export allowed. ``None`` for fp32.
+    """
+
+    name: str = "fp32"
+    max_action_error: float | None = None
+    mean_action_error: float | None = None
+    samples: int | None = None
+    bound: float | None = None
+
+
+@dataclass(frozen=True)
 class DeploySpec:
     task: TaskInfo
     timing: Timing
@@ -178,11 +205,15 @@ class DeploySpec:
     command: Command
     episode: Episode
     gait: Gait | None = None
+    precision: Precision = field(default_factory=Precision)  # absent in older specs: fp32
+    safety: Any = None  # a unilab_envs.deploy.safety.SafetyConfig; absent (None): no guard
     schema: str = SCHEMA
     schema_version: int = SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
         data = _plain(dataclasses.asdict(self))
+        if data.get("safety") is None:
+            data.pop("safety", None)  # no guard: the key is left out, as in specs made before it
         return {"schema": data.pop("schema"), "schema_version": data.pop("schema_version"), **data}
 
     def to_json(self) -> str:
@@ -233,10 +264,13 @@ def _build(cls: type, data: Any, where: str) -> Any:
     if missing:
         raise SpecError(f"{where} lacks keys {missing}")
     nested = {"task": TaskInfo, "timing": Timing, "model": ModelInfo, "observation": Observation,
-              "action": Action, "command": Command, "episode": Episode, "gait": Gait, "normalizer": Normalizer}
+              "action": Action, "command": Command, "episode": Episode, "gait": Gait, "normalizer": Normalizer,
+              "precision": Precision}
     values = {}
     for key, value in data.items():
-        if key in nested and value is not None and cls is not ObsGroup:
+        if key == "safety" and cls is DeploySpec:
+            values[key] = _safety(value, f"{where}.safety")
+        elif key in nested and value is not None and cls is not ObsGroup:
             values[key] = _build(nested[key], value, f"{where}.{key}")
         elif key == "groups":
             if not isinstance(value, list):
@@ -245,6 +279,18 @@ def _build(cls: type, data: Any, where: str) -> Any:
         else:
             values[key] = _tupled(value)
     return cls(**values)
+
+
+def _safety(value: Any, where: str) -> Any:
+    """The spec's ``safety`` section as a validated ``SafetyConfig`` (``None`` stays ``None``)."""
+    if value is None:
+        return None
+    from unilab_envs.deploy.safety import safety_config  # NumPy: only for specs that carry a guard
+
+    try:
+        return safety_config(value)
+    except ValueError as e:
+        raise SpecError(f"{where}: {e}") from None
 
 
 def spec_from_dict(data: Mapping[str, Any]) -> DeploySpec:
@@ -376,3 +422,16 @@ def validate(spec: DeploySpec) -> None:
     _need(spec.episode.max_steps >= 1, f"episode.max_steps must be >= 1, got {spec.episode.max_steps}")
     if spec.gait is not None:
         _need(spec.gait.frequency > 0, f"gait.frequency must be > 0, got {spec.gait.frequency}")
+    if spec.safety is not None:
+        from unilab_envs.deploy.safety import SafetyConfig
+
+        _need(isinstance(spec.safety, SafetyConfig),
+              f"safety must be a SafetyConfig (or null), got {type(spec.safety).__name__}; build it with "
+              f"unilab_envs.deploy.safety.safety_config(section)")
+    p = spec.precision
+    _need(isinstance(p, Precision) and p.name in PRECISIONS,
+          f"precision.name must be one of {PRECISIONS}, got {getattr(p, 'name', p)!r}")
+    for key in ("max_action_error", "mean_action_error", "bound"):
+        value = getattr(p, key)
+        _need(value is None or (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0),
+              f"precision.{key} must be a finite number >= 0 or null, got {value!r}")

@@ -1,0 +1,274 @@
+"""Reduced-precision export: an fp32 ``policy.onnx`` as fp16 or int8, checked against fp32.
+
+``unilab export RUN --precision fp16|int8`` exports the fp32 policy as always, converts it
+with the standard ONNX tooling and measures what the conversion costs in actions:
+
+* **fp16**: ``onnxconverter_common.float16.convert_float_to_float16`` with
+  ``keep_io_types=True`` (the converter onnxruntime's float16 guide points to): weights
+  and activations in float16, ``obs`` still float32 in and ``actions`` float32 out under
+  the same names, so a deploy program runs it unchanged (checked after conversion).
+  ``Min``/``Max`` (the final action clip) are taken off the converter's default float32
+  block list: left on it, onnxconverter-common 1.16 casts the graph output back to
+  float16 when a blocked op produces it. onnxruntime's own copy of the converter
+  (``onnxruntime.transformers.float16``) keeps the output float32 but leaves the graph
+  unsorted (``onnx.checker`` refuses it), so it is not used.
+* **int8**: ``onnxruntime.quantization.quantize_dynamic`` after its
+  ``quant_pre_process``: the ``Gemm``/``MatMul`` weights stored as 8-bit integers per
+  output channel, activations quantized per call from their own range
+  (``DynamicQuantizeLinear``), so no calibration data set is needed and nothing about
+  the observation distribution is baked into the file. Static quantization would also
+  fix the activation scales from calibration observations: for a small MLP at batch 1
+  that saves little and ties the model to the states the calibration visited. Weights
+  are ``QUInt8`` (u8 activations x u8 weights): onnxruntime's u8 x s8 kernels can
+  saturate on x86 CPUs without VNNI (AVX2, older AVX-512), so an error measured on the
+  exporting machine would not hold on such a robot computer; on the shipped policies
+  u8 per-channel weights were also as accurate as s8 (max 0.017-0.025 vs 0.019-0.030
+  of the action range).
+
+:func:`record_observations` runs the fp32 policy in the run's task for a few hundred
+steps; :func:`action_error` runs both models on those observations and reports the max
+and mean absolute action difference as a fraction of the action range (``high - low``,
+2 for ``[-1, 1]``). :func:`reduce_precision` refuses (:class:`PrecisionError`) to write
+a model whose max error exceeds the bound (:data:`DEFAULT_BOUNDS`) unless forced.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from unilab_envs.deploy.spec import PRECISIONS  # ("fp32", "fp16", "int8")
+
+from .atomic import atomic_write
+
+#: default bound on the max absolute action error, as a fraction of the action range.
+#: Measured on the shipped Go1, G1 and Go1-real policies (docs/results/export_precision.md):
+#: fp16 at most 0.0013, int8 at most 0.017-0.025; the bounds leave ~8x (fp16) and ~2x
+#: (int8) headroom over the worst case. 0.05 of the range is 0.05 rad (2.9 degrees) of a
+#: Go1 joint target in one step, the most we let a conversion move it unasked.
+DEFAULT_BOUNDS = {"fp16": 0.01, "int8": 0.05}
+
+#: observations recorded for the check: ``num_envs`` envs x ``steps`` control steps
+RECORD_ENVS, RECORD_STEPS = 8, 100
+
+
+#: how each precision is made, as ``unilab export`` prints it
+HOW = {"fp32": "as trained",
+       "fp16": "onnxconverter-common float16, float32 input/output",
+       "int8": "onnxruntime dynamic quantization, uint8 weights per channel"}
+
+
+class PrecisionError(ValueError):
+    """A reduced-precision model moves actions by more than the bound; the message says what to do."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ActionError:
+    """Max and mean absolute action difference to fp32, as fractions of the action range."""
+
+    max: float
+    mean: float
+    samples: int   # observations compared
+
+    def summary(self, precision: str, bound: float | None = None) -> str:
+        text = (f"{precision} vs fp32 on {self.samples} recorded observations: action error max "
+                f"{self.max:.4f}, mean {self.mean:.5f} of the action range")
+        return text + (f" (bound {bound:g})" if bound is not None else "")
+
+
+def _quiet_session(path: str | Path, threads: int = 1):
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+def run_onnx(path_or_session: Any, obs: np.ndarray, batch: int = 1024) -> np.ndarray:
+    """The model's actions for ``obs`` ``[n, obs_dim]`` (float32), in batches."""
+    session = path_or_session if hasattr(path_or_session, "run") else _quiet_session(path_or_session)
+    name, out = session.get_inputs()[0].name, session.get_outputs()[0].name
+    obs = np.asarray(obs, dtype=np.float32)
+    return np.concatenate([session.run([out], {name: obs[i:i + batch]})[0] for i in range(0, len(obs), batch)])
+
+
+def action_bounds(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
+    """The action space bounds written into an exported policy (``action_low`` / ``action_high`` metadata)."""
+    import json
+
+    import onnx
+
+    meta = {p.key: p.value for p in onnx.load(str(path), load_external_data=False).metadata_props}
+    if "action_low" not in meta or "action_high" not in meta:
+        raise ValueError(f"{path} has no action_low / action_high metadata: re-export it with `unilab export RUN`")
+    return np.asarray(json.loads(meta["action_low"]), float), np.asarray(json.loads(meta["action_high"]), float)
+
+
+def action_error(reference: str | Path, candidate: str | Path, obs: np.ndarray) -> ActionError:
+    """:class:`ActionError` of ``candidate`` against ``reference`` (both ONNX) on ``obs``."""
+    low, high = action_bounds(reference)
+    span = np.where(high - low > 0, high - low, 1.0)
+    span = np.where(np.isfinite(span), span, 1.0)  # unbounded dims: absolute error
+    diff = np.abs(run_onnx(candidate, obs).astype(np.float64) - run_onnx(reference, obs).astype(np.float64)) / span
+    return ActionError(max=float(diff.max()), mean=float(diff.mean()), samples=int(len(obs)))
+
+
+def record_observations(policy: str | Path, task: str, env_kwargs: dict | None = None, num_envs: int = RECORD_ENVS,
+                        steps: int = RECORD_STEPS, seed: int = 0) -> np.ndarray:
+    """Observations ``[num_envs * steps, obs_dim]`` (float32) of ``policy`` (an ONNX file) acting in ``task``.
+
+    The deterministic policy runs ``steps`` control steps in ``num_envs`` envs of the run's
+    task and task keywords (episodes reset as in training; ended ones restart).
+    """
+    from .envs import make_vec_env
+
+    session = _quiet_session(policy)
+    env = make_vec_env(task, num_envs, dict(env_kwargs or {}))
+    try:
+        obs, _ = env.reset(seed=seed)
+        seen = []
+        for _ in range(steps):
+            obs = np.asarray(obs, dtype=np.float32).reshape(num_envs, -1)
+            seen.append(obs)
+            obs, *_ = env.step(run_onnx(session, obs))
+    finally:
+        env.close()
+    return np.concatenate(seen)
+
+
+@contextlib.contextmanager
+def _quiet_root_logger():
+    """onnxruntime.quantization logs advice at WARNING on the root logger; keep the CLI's output ours."""
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        root.setLevel(level)
+
+
+def convert(fp32: str | Path, out: str | Path, precision: str) -> Path:
+    """Write ``fp32`` (an exported policy) at ``precision`` to ``out``; metadata kept, names and float32 I/O kept."""
+    import onnx
+
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+    fp32, out = Path(fp32), Path(out)
+    source = onnx.load(str(fp32))
+    meta = [(p.key, p.value) for p in source.metadata_props]
+
+    def write(tmp: str) -> None:
+        if precision == "fp32":
+            model = source
+        elif precision == "fp16":
+            from onnxconverter_common import float16
+
+            # Min/Max (the action clip) off the default block list: blocked, the converter
+            # (1.16) casts the graph output back to float16; onnxruntime runs them in fp16
+            keep32 = [op for op in float16.DEFAULT_OP_BLOCK_LIST if op not in ("Min", "Max")]
+            model = float16.convert_float_to_float16(source, keep_io_types=True, op_block_list=keep32)
+        else:
+            from onnxruntime.quantization import QuantType, quantize_dynamic
+            from onnxruntime.quantization.shape_inference import quant_pre_process
+
+            with tempfile.TemporaryDirectory() as work, _quiet_root_logger():
+                pre = Path(work) / "pre.onnx"
+                quant_pre_process(str(fp32), str(pre))
+                quantize_dynamic(pre, Path(work) / "int8.onnx", weight_type=QuantType.QUInt8, per_channel=True)
+                model = onnx.load(str(Path(work) / "int8.onnx"))
+        del model.metadata_props[:]
+        for key, value in meta:
+            model.metadata_props.add(key=key, value=value)
+        onnx.checker.check_model(model)
+        _require_same_interface(source, model, precision)
+        onnx.save(model, tmp)
+
+    return atomic_write(out, write)
+
+
+def _require_same_interface(source, model, precision: str) -> None:
+    """The converted graph keeps the input and output names and their float32 type (the runtime contract)."""
+    def io(m):
+        return [(v.name, v.type.tensor_type.elem_type) for v in (*m.graph.input, *m.graph.output)]
+
+    if io(model) != io(source):
+        raise RuntimeError(f"the {precision} conversion changed the policy's inputs/outputs from {io(source)} to "
+                           f"{io(model)} (name, ONNX elem type); export fp32")
+
+
+@dataclasses.dataclass(frozen=True)
+class PrecisionReport:
+    precision: str
+    error: ActionError | None   # None for fp32
+    bound: float | None
+
+    def summary(self) -> str:
+        """The line ``unilab export --precision`` prints."""
+        if self.error is None:
+            return f"precision: {self.precision}"
+        over = self.error.max > self.bound
+        return (f"precision: {self.precision} ({HOW[self.precision]}); "
+                + self.error.summary(self.precision, self.bound)
+                + ("; OVER the bound, written because of --force" if over else ""))
+
+    def spec_section(self):
+        """The deploy spec's ``precision`` section (:class:`unilab_envs.deploy.spec.Precision`)."""
+        from unilab_envs.deploy.spec import Precision
+
+        e = self.error
+        if e is None:
+            return Precision(self.precision)
+        return Precision(self.precision, max_action_error=round(e.max, 6), mean_action_error=round(e.mean, 7),
+                         samples=e.samples, bound=self.bound)
+
+
+def reduce_precision(fp32: str | Path, out: str | Path, precision: str, task: str | None,
+                     env_kwargs: dict | None = None, bound: float | None = None, force: bool = False,
+                     obs: np.ndarray | None = None) -> PrecisionReport:
+    """Convert ``fp32`` to ``precision`` at ``out`` after checking its actions against fp32.
+
+    The observations are ``obs`` when given, else recorded by running the fp32 policy in
+    ``task`` (:func:`record_observations`). Raises :class:`PrecisionError` (and writes
+    nothing) when the max action error exceeds ``bound`` (default
+    :data:`DEFAULT_BOUNDS`) unless ``force``.
+    """
+    if precision == "fp32":
+        convert(fp32, out, "fp32")
+        return PrecisionReport("fp32", None, None)
+    bound = DEFAULT_BOUNDS[precision] if bound is None else float(bound)
+    if obs is None:
+        if task is None:
+            raise PrecisionError(f"cannot check the {precision} model: the run names no task to record observations "
+                                 f"in; export fp32 (the default)")
+        obs = record_observations(fp32, task, env_kwargs)
+    with tempfile.TemporaryDirectory() as work:
+        candidate = convert(fp32, Path(work) / f"policy_{precision}.onnx", precision)
+        error = action_error(fp32, candidate, obs)
+        if error.max > bound and not force:
+            raise PrecisionError(
+                f"the {precision} model's actions differ from fp32 by up to {error.max:.4f} of the action range "
+                f"(mean {error.mean:.5f}, {error.samples} recorded observations), over the bound {bound:g}; "
+                f"nothing was written. Export fp32 or fp16 instead, raise the bound with --max-action-error "
+                f"if that error is acceptable for this robot, or write it anyway with --force")
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(out, lambda tmp: Path(tmp).write_bytes(candidate.read_bytes()))
+    return PrecisionReport(precision, error, bound)
+
+
+def reduce_run_precision(fp32: str | Path, out: str | Path, run_folder: str | Path, precision: str,
+                         bound: float | None = None, force: bool = False) -> PrecisionReport:
+    """:func:`reduce_precision` with the observations recorded in ``run_folder``'s task (its ``config.yaml``)."""
+    from .deploy_export import run_task
+
+    found = run_task(Path(run_folder))
+    task, env_kwargs = found if found is not None else (None, None)
+    return reduce_precision(fp32, out, precision, task, env_kwargs, bound=bound, force=force)
