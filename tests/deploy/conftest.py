@@ -35,3 +35,20 @@ def go1_run(tmp_path_factory) -> str:
     """Go1 after two tiny PPO iterations: it does not walk, it must still play without NaN."""
     return _train_and_export(tmp_path_factory.mktemp("go1") / "run", "UniLab/Go1Joystick-v0", 16 * 24 * 2, 16,
                              ["algo.num_steps=24", "policy.actor_hidden=[32,32]", "policy.critic_hidden=[32,32]"])
+
+
+def run(argv):
+    """``unilab ARGV``'s exit status (argparse's ``SystemExit`` included)."""
+    from trainers import cli
+
+    try:
+        return cli.main(argv)
+    except SystemExit as e:
+        return e.code
+
+
+def one_error_line(capsys) -> str:
+    """What the command wrote to stderr, asserted to be one line and no traceback."""
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "Traceback" not in err[0], err
+    return err[0]

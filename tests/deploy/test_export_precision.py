@@ -18,24 +18,14 @@ from trainers.common.precision import DEFAULT_BOUNDS, action_error, record_obser
 from unilab_envs.deploy import SpecError, load_spec, spec_from_dict
 from unilab_envs.deploy.from_task import deploy_spec_for
 
+from tests.deploy.conftest import one_error_line, run
+
 SHIPPED = Path(__file__).resolve().parents[2] / "policies" / "go1_joystick"
 GO1 = "UniLab/Go1Joystick-v0"
 
 pytestmark = pytest.mark.skipif(not (SHIPPED / "checkpoint.pt").exists(),
                                 reason="policies/go1_joystick is not shipped in this checkout")
 
-
-def run(argv):
-    try:
-        return cli.main(argv)
-    except SystemExit as e:
-        return e.code
-
-
-def one_error_line(capsys) -> str:
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "Traceback" not in err[0], err
-    return err[0]
 
 
 @pytest.fixture(scope="module")

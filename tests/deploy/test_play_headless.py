@@ -13,23 +13,12 @@ import onnxruntime as ort
 import pytest
 import torch
 
-from trainers import cli
 from trainers.play import GLFW_KEYS, Player, PlayError, apply_key, find_policy, run_headless
 from trainers.ppo.evaluate import evaluate, load_policy
 from unilab_envs.deploy import load_spec
 
+from tests.deploy.conftest import one_error_line, run
 
-def run(argv):
-    try:
-        return cli.main(argv)
-    except SystemExit as e:
-        return e.code
-
-
-def one_error_line(capsys) -> str:
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "Traceback" not in err[0], err
-    return err[0]
 
 
 def test_export_writes_the_spec_beside_the_policy_and_in_it(ur5_run):
