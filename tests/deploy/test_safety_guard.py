@@ -61,7 +61,7 @@ def test_position_limits_are_a_centred_fraction_of_the_range_within_the_actions_
     assert g.hits.tolist() == [2, 0, 0, 0] and not g.latched
     np.testing.assert_array_equal(g.targets([0.1, 1.2], ZERO, ZERO, UPRIGHT), [0.1, 1.2])  # inside: untouched
     g2 = guard({"position_low": {"b": 0.9}, "position_high": [0.3, 1.1], "max_target_step": None, "torque_fraction": None})
-    np.testing.assert_allclose(g2.limits.low, [-0.5, 0.9])  # a: 0.95 of [-1, 1] is wider than the action's reach
+    np.testing.assert_allclose(g2.limits.low, [-0.5, 0.9])  # a: the range [-1, 1] is wider than the action's reach
     np.testing.assert_allclose(g2.limits.high, [0.3, 1.1])
 
 

@@ -106,7 +106,7 @@ class SafetyConfig:
         safe_damping: per joint, the safe mode's Kd (N m s/rad); ``None``: the model's Kd.
     """
 
-    position_fraction: float = 0.95
+    position_fraction: float = 1.0
     position_low: Any = None
     position_high: Any = None
     max_target_step: Any = 0.75
