@@ -3,7 +3,9 @@
 ``deploy_spec_for("UniLab/Go1Joystick-v0", model_path=...)`` builds a one-env batched
 env of the task (with those keywords, as ``gym.make_vec`` takes them) and reads the
 observation groups, timing, action scale, home pose, actuator gains and limits,
-command ranges and episode rules from it. :func:`deploy_spec_for` imports the task
+command ranges and episode rules from it. The gains are the ones in use: a model's own position
+servos, or, for ``<motor>`` actuators, the servos the task made of them with its ``pd_kp`` /
+``pd_kd`` (:func:`unilab_envs.core.model.servo_joint_actuators`). :func:`deploy_spec_for` imports the task
 (and so Numba) when called; importing this module does not.
 """
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from unilab_envs.core.config import require, require_range, require_timing
+from unilab_envs.core.model import require_gains
 from unilab_envs.locomotion.gait import gait_step
 from unilab_envs.locomotion.records import Commands, Params, Reset
 from unilab_envs.locomotion.rewards import RewardScales
@@ -26,6 +27,11 @@ class LocomotionConfig:
     sim_dt: float = 0.004
     control_dt: float = 0.02
     action_scale: float = 0.5  # PD targets move at most this many rad from the home pose
+    # PD gains (kp N m/rad, kd N m s/rad), one per joint in action order, of the servos a torque-actuated
+    # model (model_path= with <motor> actuators) is run with (unilab_envs.core.model.servo_joint_actuators);
+    # the defaults are the shipped MJCF's position-actuator kp / kv. A position-actuated model keeps its own.
+    pd_kp: tuple[float, ...]
+    pd_kd: tuple[float, ...]
     # commands: (low, high) per axis, resampled every command_resample_time seconds
     command_vx: tuple[float, float]
     command_vy: tuple[float, float]
@@ -57,6 +63,7 @@ class LocomotionConfig:
     def validate(self) -> None:
         require_timing(self.sim_dt, self.control_dt)
         require(self.action_scale > 0, f"action_scale must be > 0, got {self.action_scale}")
+        require_gains(self.pd_kp, self.pd_kd)
         for name in ("command_vx", "command_vy", "command_yaw"):
             require_range(name, getattr(self, name))
         require(self.command_resample_time > 0, f"command_resample_time must be > 0, got {self.command_resample_time}")

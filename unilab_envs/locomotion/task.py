@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from unilab_envs.core.config import build_config
-from unilab_envs.core.model import load_model
+from unilab_envs.core.model import load_model, servo_joint_actuators
 from unilab_envs.core.task import Task
 from unilab_envs.locomotion import kernels
 from unilab_envs.locomotion.actions import apply_actions
@@ -61,6 +61,8 @@ class LocomotionTask(Task):
         model = self.load_model(cfg)
         super().__init__(model, cfg)
         self.robot, self._keyframe = resolve_robot(model, self.legged, cfg.soft_joint_limit)
+        # position actuators as they are; torque actuators become PD servos with the config's gains
+        self.actuator_kinds = servo_joint_actuators(model, self.robot.actuator_ids, cfg.pd_kp, cfg.pd_kd)
         self._home = self.robot.home  # (J,) home pose: the zero of the actions and of joint_pos
         self._weights = cfg.reward_scales.weights(cfg.control_dt)
         self.params, self.commands, self.reset_ranges = kernel_records(cfg)

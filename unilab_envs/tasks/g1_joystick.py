@@ -95,7 +95,8 @@ G1RewardScales = with_defaults(
 )  # fmt: skip
 G1JoystickConfig = with_defaults(
     LocomotionConfig, "G1JoystickConfig", "G1's defaults of the shared locomotion config; unknown keys are rejected.",
-    model_path=str(robot.MJCF_PATH), command_vx=(-0.5, 1.0), command_vy=(-0.3, 0.3), zero_command_probability=0.15,
+    model_path=str(robot.MJCF_PATH), pd_kp=robot.PD_KP, pd_kd=robot.PD_KD,
+    command_vx=(-0.5, 1.0), command_vy=(-0.3, 0.3), zero_command_probability=0.15,
     gait_frequency=1.25, feet_phase_width=0.01, air_time_target=0.2, contact_height=0.02,  # a sole below 2 cm
     base_height_target=0.78, max_tilt=0.8, min_base_height=0.45, reset_joint_range=0.05, reset_base_velocity=0.1,
     clip_air_time_reward=True,  # short steps are not punished

@@ -69,7 +69,8 @@ Go1RewardScales = with_defaults(
 )  # fmt: skip
 Go1JoystickConfig = with_defaults(
     LocomotionConfig, "Go1JoystickConfig", "Go1's defaults of the shared locomotion config; unknown keys are rejected.",
-    model_path=str(robot.MJCF_PATH), command_vx=(-0.6, 1.0), command_vy=(-0.4, 0.4), zero_command_probability=0.1,
+    model_path=str(robot.MJCF_PATH), pd_kp=robot.PD_KP, pd_kd=robot.PD_KD,
+    command_vx=(-0.6, 1.0), command_vy=(-0.4, 0.4), zero_command_probability=0.1,
     gait_frequency=2.0, feet_phase_width=0.0025, air_time_target=0.1, contact_height=0.01,  # contact: sphere bottom < 1 cm
     base_height_target=0.27, max_tilt=1.0, min_base_height=0.12, reset_joint_range=0.1, reset_base_velocity=0.3,
     clip_air_time_reward=False, positive_clip_includes_termination=True, float32_math=False,

@@ -56,7 +56,8 @@ length).
 
 The task reads these names from the model (Menagerie's ``universal_robots_ur5e`` and
 ``robotiq_2f85``), so ``model_path=`` may point at a user's combined model: arm joints
-``shoulder_pan_joint`` ... ``wrist_3_joint`` each driven by one position actuator, site
+``shoulder_pan_joint`` ... ``wrist_3_joint`` each driven by one position or torque (``<motor>``, run as a PD
+servo with ``pd_kp`` / ``pd_kd``) actuator, site
 ``pinch``, bodies ``left_pad`` / ``right_pad``, actuator ``fingers_actuator`` (low ctrl
 open, high closed), body ``cube`` with a free joint and one box geom, keyframe ``home``
 (gripper pointing down). The pad-cube contact sensors are added when the model lacks them.
@@ -75,7 +76,8 @@ import numpy as np
 
 from unilab_envs.assets import ur5e_2f85 as scene
 from unilab_envs.core.config import build_config, require, require_range, require_timing
-from unilab_envs.core.model import actuators_for_joints, free_joint_of, mjcf_file, object_ids
+from unilab_envs.core.model import (actuators_for_joints, free_joint_of, mjcf_file, object_ids, require_gains,
+                                    servo_joint_actuators)
 from unilab_envs.core.single_env import UniLabEnv
 from unilab_envs.core.task import Task
 from unilab_envs.core.vector_env import UniLabVectorEnv
@@ -123,6 +125,11 @@ class UR5GraspConfig:
     control_dt: float = 0.04
     #: pinch-target change (m) per control step at |action| = 1
     action_scale: float = 0.02
+    #: PD gains (kp N m/rad, kd N m s/rad), one per arm joint in JOINT_NAMES order, of the servos a
+    #: torque-actuated arm (model_path= with <motor> actuators) is run with; the defaults are the
+    #: scene's position-actuator kp / kv. Position-actuated arms keep their own gains.
+    pd_kp: tuple[float, ...] = scene.PD_KP
+    pd_kd: tuple[float, ...] = scene.PD_KD
     #: the pinch target stays within this distance (m) of the pinch point (no wind-up)
     max_target_lead: float = 0.05
     #: box (m) the pinch target stays in: x, y, z lows and highs
@@ -150,6 +157,7 @@ class UR5GraspConfig:
     def validate(self) -> None:
         require_timing(self.sim_dt, self.control_dt)
         require(0 < self.action_scale <= 0.05, f"action_scale must be in (0, 0.05] m per step, got {self.action_scale}")
+        require_gains(self.pd_kp, self.pd_kd)
         require(self.max_target_lead >= self.action_scale, f"max_target_lead ({self.max_target_lead}) must be >= action_scale ({self.action_scale})")
         require(len(self.workspace_low) == 3 and len(self.workspace_high) == 3, "workspace_low / workspace_high must be (x, y, z) triples")
         require(all(lo < hi for lo, hi in zip(self.workspace_low, self.workspace_high)), f"workspace_low {self.workspace_low} must be below workspace_high {self.workspace_high}")
@@ -206,6 +214,7 @@ class UR5Grasp(Task):
         self._arm_q = model.jnt_qposadr[joint_ids].astype(np.int64)
         self._arm_d = model.jnt_dofadr[joint_ids].astype(np.int64)
         self._arm_act = actuators_for_joints(model, joint_ids)
+        self.actuator_kinds = servo_joint_actuators(model, self._arm_act, cfg.pd_kp, cfg.pd_kd)  # <motor>s become PD servos
         self._keyframe = int(object_ids(model, obj.mjOBJ_KEY, (scene.HOME_KEYFRAME,), "keyframe")[0])
         self._home = model.key_qpos[self._keyframe, self._arm_q].copy()
         low, high = model.jnt_range[joint_ids, 0].copy(), model.jnt_range[joint_ids, 1].copy()

@@ -52,7 +52,7 @@ import numpy as np
 
 from unilab_envs.assets import ur5e as robot
 from unilab_envs.core.config import build_config, require, require_range, require_timing
-from unilab_envs.core.model import actuators_for_joints, load_model, object_ids
+from unilab_envs.core.model import actuators_for_joints, load_model, object_ids, require_gains, servo_joint_actuators
 from unilab_envs.core.prefetch import PREFETCH_DISTANCE, prefetch_row
 from unilab_envs.core.reward_sum import write_weighted_terms
 from unilab_envs.core.rng import uniform_range
@@ -97,6 +97,11 @@ class UR5ReachConfig:
     control_dt: float = 0.04
     #: joint-target change (rad) per control step at |action| = 1
     action_scale: float = 0.05
+    #: PD gains (kp N m/rad, kd N m s/rad), one per joint in JOINT_NAMES order, of the servos a
+    #: torque-actuated model (model_path= with <motor> actuators) is run with; the defaults are
+    #: ur5e.xml's position-actuator kp / kv. A position-actuated model keeps its own gains.
+    pd_kp: tuple[float, ...] = robot.PD_KP
+    pd_kd: tuple[float, ...] = robot.PD_KD
     # target shell: radius from the base axis (m), azimuth from the arm's front (rad), height (m)
     target_radius: tuple[float, float] = (0.3, 0.65)
     target_azimuth: tuple[float, float] = (-1.0, 1.0)
@@ -111,6 +116,7 @@ class UR5ReachConfig:
     def validate(self) -> None:
         require_timing(self.sim_dt, self.control_dt)
         require(0 < self.action_scale <= 1.0, f"action_scale must be in (0, 1] rad per step, got {self.action_scale}")
+        require_gains(self.pd_kp, self.pd_kd)
         for name in ("target_radius", "target_azimuth", "target_height"):
             require_range(name, getattr(self, name))
         require(self.target_radius[0] > 0, f"target_radius must be > 0, got {self.target_radius}")
@@ -230,6 +236,7 @@ class UR5Reach(Task):
         self._joint_q = model.jnt_qposadr[joint_ids].astype(np.int64)
         self._joint_d = model.jnt_dofadr[joint_ids].astype(np.int64)
         self._actuator_ids = actuators_for_joints(model, joint_ids)
+        self.actuator_kinds = servo_joint_actuators(model, self._actuator_ids, cfg.pd_kp, cfg.pd_kd)  # <motor>s become PD servos
         self._site = int(object_ids(model, mujoco.mjtObj.mjOBJ_SITE, (robot.EE_SITE,), "site")[0])
         self._keyframe = int(object_ids(model, mujoco.mjtObj.mjOBJ_KEY, (robot.HOME_KEYFRAME,), "keyframe")[0])
         self._home = model.key_qpos[self._keyframe, self._joint_q].copy()

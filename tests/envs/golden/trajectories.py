@@ -13,15 +13,22 @@ are ``np.array_equal`` (NaN aside). It also keeps, in full, the reward, terminat
 truncated of every step and the full arrays of a few :data:`SNAPSHOT_STEPS`, so that a
 mismatch shows its values. Files stay a few tens of KB each.
 
-Record (only when a behaviour change is intended and explained)::
+Record (only when a behaviour change is intended and explained, or after a ``mujoco`` /
+``numba`` / ``numpy`` upgrade changed the bits and nothing else)::
 
     python tests/envs/golden/trajectories.py
+
+Bit equality holds for one set of library versions: recording writes them to
+:data:`VERSIONS_PATH` (``versions.json``), and a golden that differs while the running
+versions are others fails with one message naming both and this command.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import sys
+from importlib.metadata import version
 from pathlib import Path
 
 import gymnasium as gym
@@ -30,6 +37,10 @@ import numpy as np
 import unilab_envs  # noqa: F401  (registers the tasks)
 
 HERE = Path(__file__).resolve().parent
+VERSIONS_PATH = HERE / "versions.json"
+#: the libraries whose version can change a bit of a trajectory
+PACKAGES = ("mujoco", "numba", "numpy")
+RECORD_COMMAND = "python tests/envs/golden/trajectories.py"
 STEPS = 300
 SNAPSHOT_STEPS = (0, 1, 2, 150, 299)
 ARRAYS = ("obs", "privileged_obs", "reward", "reward_terms", "terminated", "truncated")
@@ -112,6 +123,34 @@ def path_of(stem: str) -> Path:
     return HERE / f"{stem}.npz"
 
 
+def running_versions() -> dict[str, str]:
+    """The installed versions of :data:`PACKAGES`."""
+    return {name: version(name) for name in PACKAGES}
+
+
+def recorded_versions() -> dict[str, str]:
+    """The versions the goldens were recorded with (``{}`` when ``versions.json`` is missing)."""
+    if not VERSIONS_PATH.is_file():
+        return {}
+    return {name: str(v) for name, v in json.loads(VERSIONS_PATH.read_text())["versions"].items()}
+
+
+def write_versions() -> None:
+    """Write :func:`running_versions` to ``versions.json`` (done by :func:`main` after recording)."""
+    record = {"note": f"library versions the goldens here reproduce bit for bit with; written by {RECORD_COMMAND}",
+              "versions": running_versions()}
+    VERSIONS_PATH.write_text(json.dumps(record, indent=2) + "\n")
+
+
+def version_drift(recorded: dict[str, str], running: dict[str, str]) -> str | None:
+    """``None`` when ``running`` has the ``recorded`` versions, else one line naming both."""
+    if recorded == running:
+        return None
+    names = sorted(set(recorded) | set(running))
+    return ("the goldens were recorded with " + ", ".join(f"{n} {recorded.get(n, '?')}" for n in names)
+            + " and this run has " + ", ".join(f"{n} {running.get(n, '?')}" for n in names))
+
+
 def main() -> None:
     for stem, *case in CASES:
         record = rollout(*case)
@@ -119,6 +158,8 @@ def main() -> None:
         ends = int(record["full_terminated"].sum()), int(record["full_truncated"].sum())
         print(f"{stem}: {path_of(stem).stat().st_size / 1024:.1f} KB, terminated {ends[0]}, truncated {ends[1]}, "
               f"mid-episode command changes {int(record['command_changes'])}", file=sys.stderr)
+    write_versions()
+    print(f"versions: {running_versions()} -> {VERSIONS_PATH.name}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -50,3 +50,10 @@ POSE_WEIGHTS = (
     + (1.0, 1.0, 1.0)
     + (0.5, 1.0, 1.0, 0.5, 1.0, 1.0, 1.0) * 2
 )
+
+#: PD gains in JOINT_NAMES order: kp (N m/rad) and kd (N m s/rad) of g1.xml's position actuators,
+#: the servos a torque-actuated (<motor>) G1 model is run with (config ``pd_kp`` / ``pd_kd``)
+_LEG_KP, _LEG_KD = (150.0, 150.0, 150.0, 250.0, 300.0, 100.0), (3.0, 3.0, 3.0, 5.0, 4.0, 2.0)
+_ARM_KP, _ARM_KD = (40.0, 40.0, 40.0, 40.0, 20.0, 20.0, 20.0), (1.0, 1.0, 1.0, 1.0, 0.5, 0.5, 0.5)
+PD_KP = _LEG_KP * 2 + (75.0, 75.0, 75.0) + _ARM_KP * 2
+PD_KD = _LEG_KD * 2 + (2.0, 2.0, 2.0) + _ARM_KD * 2

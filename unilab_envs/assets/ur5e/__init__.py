@@ -24,3 +24,7 @@ TARGET_BODY = "target"
 DH = {"d1": 0.1625, "a2": -0.425, "a3": -0.3922, "d4": 0.1333, "d5": 0.0997, "d6": 0.0996}
 #: the arm faces +y at home (azimuth pi/2 in the world frame)
 FRONT_AZIMUTH = 1.5707963267948966
+#: PD gains in JOINT_NAMES order: kp (N m/rad) and kd (N m s/rad) of ur5e.xml's position actuators,
+#: the servos a torque-actuated (<motor>) arm is run with (config ``pd_kp`` / ``pd_kd``)
+PD_KP = (2000.0, 2000.0, 2000.0, 500.0, 500.0, 500.0)
+PD_KD = (150.0, 150.0, 150.0, 25.0, 25.0, 25.0)

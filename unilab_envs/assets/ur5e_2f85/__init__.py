@@ -10,7 +10,7 @@ the gripper pointing down.
 
 from pathlib import Path
 
-from unilab_envs.assets.ur5e import JOINT_NAMES  # noqa: F401  (the arm's joints)
+from unilab_envs.assets.ur5e import JOINT_NAMES, PD_KD, PD_KP  # noqa: F401  (the arm's joints and PD gains)
 
 MJCF_PATH = Path(__file__).with_name("scene.xml")
 HOME_KEYFRAME = "home"
