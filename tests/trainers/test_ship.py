@@ -1,10 +1,18 @@
 """``unilab ship``: a run as a policy folder with a slim checkpoint that eval reads and --resume continues."""
 
+from pathlib import Path
+
+import pytest
+
 from tests.trainers.conftest import POINT_REACH_ID
 
 from trainers import cli
 from trainers.common.checkpoint import load_checkpoint
+from trainers.common.ship import RESUME_ONLY
 from trainers.ppo.runner import CKPT_FORMAT, CKPT_VERSION
+
+#: the shipped policies' checkpoints (policies/wip/ is not shipped)
+SHIPPED = sorted((Path(__file__).resolve().parents[2] / "policies").glob("*/checkpoint.pt"))
 
 TINY = ["--task", POINT_REACH_ID, "--num-envs", "8", "--no-progress", "algo.num_steps=16",
         "policy.actor_hidden=[16,16]", "policy.critic_hidden=[16,16]", "log.tensorboard=false"]
@@ -37,3 +45,13 @@ def test_ship_of_a_missing_run_is_one_line(tmp_path, capsys):
     assert cli.main(["ship", str(tmp_path / "nope"), "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert "does not exist" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("checkpoint", SHIPPED, ids=lambda p: p.parent.name)
+def test_every_shipped_checkpoint_is_slim(checkpoint):
+    ckpt = load_checkpoint(checkpoint, CKPT_FORMAT, CKPT_VERSION, required=("config", "dims", "algo"))
+    extra = sorted({*RESUME_ONLY} & ckpt.keys()) + (["algo.optimizer"] if "optimizer" in ckpt["algo"] else [])
+    assert ckpt.get("slim") is True and not extra, (
+        f"{checkpoint} is not slim (carries {extra or 'no slim mark'}): re-slim it with "
+        "trainers.common.ship.slim_checkpoint (what `unilab ship` writes)")
+    assert {"policy", "obs_normalizer"} <= ckpt["algo"].keys()

@@ -17,7 +17,7 @@ from pathlib import Path
 from .checkpoint import load_checkpoint, save_checkpoint
 
 #: what a shipped checkpoint leaves out: state only an exact resume needs
-RESUME_ONLY = ("env_state", "collector", "reward_norm")
+RESUME_ONLY = ("env_state", "collector", "reward_norm", "episodes", "stop")
 
 
 def slim_checkpoint(src: str | Path, dst: str | Path) -> Path:
