@@ -17,6 +17,7 @@ Without ``--task`` (nor a config or checkpoint naming one) it trains ``UniLab/Go
 
 Mistakes (an unknown task, a bad option, config value or env keyword, ``--device cuda``
 without CUDA) end in one line on stderr and exit status 2, before any run folder is made.
+So do a corrupt checkpoint, a NaN learner and a full disk during training (docs/faults.md).
 """
 
 from __future__ import annotations
@@ -172,21 +173,26 @@ def _train(args: argparse.Namespace) -> int:
             check_device(args.device or "auto")
         except UsageError as e:
             return _fail("train", e)
-        from trainers.sb3.cli import train_sb3  # lazy: SB3 only when asked for
         from unilab_envs.config import ConfigError
 
         args.num_envs = args.num_envs or 16
         args.total_steps = args.total_steps or 1_000_000
         args.out = args.out or str(Path("runs") / f"{args.task.replace('/', '_')}_{args.algo}")
         try:
+            from trainers.sb3.cli import train_sb3  # lazy: SB3 (and its seconds of imports) only when asked for
+
             path = train_sb3(args)  # checks every setting before it creates the run folder
         except ConfigError as e:
             return _fail("train", e)
+        except KeyboardInterrupt:  # during setup; once training runs, Ctrl-C stops it and saves (train_sb3)
+            print("unilab train: interrupted before the first env step; nothing was saved", file=sys.stderr)
+            return 130
         print(f"model: {path}")
-        return 0
+        return 130 if getattr(args, "interrupted", False) else 0
 
     from trainers.common.checkpoint import CheckpointError
     from trainers.ppo.config import ConfigError, load_config, to_dict
+    from trainers.ppo.faults import TrainingFault
     from trainers.ppo.runner import train
 
     flags = dict(num_envs=args.num_envs, total_steps=args.total_steps, device=args.device, seed=args.seed,
@@ -215,6 +221,8 @@ def _train(args: argparse.Namespace) -> int:
     except (CheckpointError, ConfigError) as e:
         print(f"unilab train: {e}", file=sys.stderr)
         return 2
+    except TrainingFault as e:  # a NaN/inf learner or a checkpoint that could not be written
+        return _fail("train", e)
     except DistributedError as e:
         print(f"unilab train: distributed training aborted: {e}", file=sys.stderr, flush=True)
         return 3

@@ -75,6 +75,12 @@ def _fail(message: object) -> int:
     return 2
 
 
+def onnx_load_error(error: BaseException) -> bool:
+    """Whether ``error`` is onnxruntime refusing a model file (truncated, not ONNX: ``InvalidProtobuf``,
+    ``InvalidArgument``, ``Fail``, ...); they live in ``onnxruntime.capi`` and derive from ``Exception`` only."""
+    return type(error).__module__.startswith("onnxruntime")
+
+
 def has_display() -> bool:
     return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
@@ -110,6 +116,11 @@ def run(args: argparse.Namespace) -> int:
                         safety=getattr(args, "safety", None))
     except (PlayError, SpecError, FileNotFoundError) as e:
         return _fail(e)
+    except Exception as e:  # noqa: BLE001 - onnxruntime's load errors share no base class but Exception
+        if not onnx_load_error(e):
+            raise
+        return _fail(f"the policy is corrupt or not an ONNX model ({e}): export it again with `unilab export RUN` "
+                     f"(or copy policy.onnx again)")
     if not args.headless and headless:
         print("unilab play: no display, running headless (--headless)", file=sys.stderr)
     for note in player.io.actuator_differences():

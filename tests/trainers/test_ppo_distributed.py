@@ -32,27 +32,30 @@ def _dist_env(rank: int, world: int, port: int) -> dict:
             "LOCAL_RANK": str(rank), "LOCAL_WORLD_SIZE": str(world)}
 
 
-def _point_reach_cfg(out: Path, iterations: int, num_envs: int = 16, seed: int = 0) -> TrainConfig:
+def _point_reach_cfg(out: Path, iterations: int, num_envs: int = 16, seed: int = 0,
+                     algo: dict | None = None) -> TrainConfig:
     return from_dict(TrainConfig, deep_merge(QUIET, {
         "task": POINT_REACH_ID, "num_envs": num_envs, "total_steps": num_envs * 32 * iterations, "seed": seed,
-        "device": "cpu", "out": str(out), "algo": {"num_steps": 32, "gamma": 0.95},
+        "device": "cpu", "out": str(out), "algo": {"num_steps": 32, "gamma": 0.95, **(algo or {})},
         "policy": {"actor_hidden": [32, 32], "critic_hidden": [32, 32]}}))
 
 
-def _worker(rank: int, world: int, port: int, out: str, iterations: int) -> None:
+def _worker(rank: int, world: int, port: int, out: str, iterations: int, algo: dict | None = None) -> None:
     """One rank: train, then dump its parameters, normalizer and last rollout to ``out/rank<r>.pt``."""
     os.environ.update(_dist_env(rank, world, port))
     from trainers.ppo.distributed import exit_finished_rank, setup, teardown
     from trainers.ppo.runner import Runner
 
     dist = setup("cpu", timeout_s=30)
-    runner = Runner(_point_reach_cfg(Path(out) / "run", iterations), dist=dist)
+    runner = Runner(_point_reach_cfg(Path(out) / "run", iterations, algo=algo), dist=dist)
     try:
         res = runner.learn()
         state = {"policy": runner.algo.policy.state_dict(), "obs_norm": runner.algo.obs_normalizer.state_dict(),
                  "critic_norm": runner.algo.critic_normalizer.state_dict(), "lr": runner.algo.learning_rate,
                  "rollout_obs": runner.storage.obs.clone(), "num_envs": runner.env.num_envs,
-                 "threads": torch.get_num_threads(), "env_steps": res.env_steps}
+                 "threads": torch.get_num_threads(), "env_steps": res.env_steps,
+                 "reward_norm": None if runner.collector.reward_norm is None else
+                 runner.collector.reward_norm.state_dict()["moments"]}
         torch.save(state, Path(out) / f"rank{rank}.pt")
     finally:
         runner.close()
@@ -60,8 +63,8 @@ def _worker(rank: int, world: int, port: int, out: str, iterations: int) -> None
     exit_finished_rank(0)  # as the CLI does: gloo can abort a finished rank at interpreter exit
 
 
-def _spawn(tmp_path: Path, iterations: int, world: int = 2) -> list[dict]:
-    mp.start_processes(_worker, args=(world, _free_port(), str(tmp_path), iterations), nprocs=world,
+def _spawn(tmp_path: Path, iterations: int, world: int = 2, algo: dict | None = None) -> list[dict]:
+    mp.start_processes(_worker, args=(world, _free_port(), str(tmp_path), iterations, algo), nprocs=world,
                        start_method="spawn", join=True)
     return [torch.load(tmp_path / f"rank{r}.pt", weights_only=False) for r in range(world)]
 
@@ -86,6 +89,50 @@ def test_ranks_stay_identical(tmp_path):
     assert (run / "checkpoint.pt").exists() and (run / "progress.csv").exists()
     rows = (run / "progress.csv").read_text().strip().splitlines()
     assert len(rows) == 1 + iterations
+
+
+def test_reward_normalization_statistics_agree_across_ranks(tmp_path):
+    """With algo.reward_normalization every rank ends each rollout with the same return statistics,
+    counted over every rank's envs (as one process stepping all of them), and still identical parameters."""
+    iterations = 3
+    r0, r1 = _spawn(tmp_path, iterations, algo={"reward_normalization": True})
+    assert torch.equal(r0["reward_norm"], r1["reward_norm"]), (r0["reward_norm"], r1["reward_norm"])
+    mean, var, count = (float(v) for v in r0["reward_norm"])
+    assert count == pytest.approx(1e-4 + 16 * 32 * iterations)  # the prior + every transition of both ranks
+    assert var > 0 and var != 1.0
+    for name, t in r0["policy"].items():
+        assert torch.equal(t, r1["policy"][name]), name
+    saved = torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=True)["reward_norm"]["moments"]
+    assert torch.equal(saved, r0["reward_norm"])
+
+
+def test_all_reduced_reward_statistics_equal_one_stream():
+    """Two ranks' normalizers, each fed its own envs, then agreed (their pending moments summed): both hold
+    the statistics one normalizer fed all the envs would, and the next rollout starts from them."""
+    import numpy as np
+
+    from trainers.ppo.reward_norm import RewardNormalizer
+
+    rng = np.random.default_rng(1)
+    one = RewardNormalizer(6, gamma=0.9)
+    ranks = [RewardNormalizer(3, gamma=0.9) for _ in range(2)]
+    for rollout in range(3):
+        for _ in range(20):
+            reward, done = rng.normal(5.0, 2.0, 6), rng.random(6) < 0.1
+            valid = rng.random(6) < 0.9
+            one(reward, done, valid)
+            for k, norm in enumerate(ranks):
+                rows = slice(3 * k, 3 * k + 3)
+                norm(reward[rows], done[rows], valid[rows])
+        assert ranks[0].count != ranks[1].count or ranks[0].var != ranks[1].var  # they drifted apart
+        total = ranks[0].pending_moments() + ranks[1].pending_moments()
+        for norm in ranks:
+            norm.apply_all_reduced(total)
+        assert (ranks[0].mean, ranks[0].var, ranks[0].count) == (ranks[1].mean, ranks[1].var, ranks[1].count)
+        assert ranks[0].count == pytest.approx(one.count, rel=1e-12)
+        assert ranks[0].mean == pytest.approx(one.mean, rel=1e-9)
+        assert ranks[0].var == pytest.approx(one.var, rel=1e-9)
+        assert float(ranks[0].pending_moments()[0]) == 0.0
 
 
 def test_two_ranks_learn_like_one(tmp_path):

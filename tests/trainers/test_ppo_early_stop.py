@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import io
+
+import numpy as np
 import pytest
+import torch
 from tests.trainers.conftest import POINT_REACH_ID
 
 from trainers import cli
+from trainers.ppo.collector import EpisodeTracker
 from trainers.ppo.config import ConfigError, StopConfig, TrainConfig, from_dict, load_config
 from trainers.ppo.early_stop import SuccessStop, stop_callback
 
@@ -23,6 +28,50 @@ def test_success_stop_waits_for_episodes_and_patience():
     assert stop(None, stats(0.9, 300))              # two in a row
     assert "success 90.0% >= stop.success_rate 90%" in stop.reason
     assert not SuccessStop(StopConfig(success_rate=0.5, min_episodes=1))(None, {"episode/finished": 10.0})
+
+
+def through_a_checkpoint_file(state):
+    """``state`` saved and read back as a checkpoint is (``weights_only``: tensors and plain values)."""
+    buf = io.BytesIO()
+    torch.save(state, buf)
+    buf.seek(0)
+    return torch.load(buf, weights_only=True)
+
+
+def test_the_streak_survives_a_checkpoint_unless_the_threshold_changed():
+    rule = StopConfig(success_rate=0.9, min_episodes=10, patience=2)
+    straight = SuccessStop(rule)
+    assert not straight(None, stats(0.95, 20))
+    resumed = SuccessStop(rule)
+    resumed.load_state_dict(through_a_checkpoint_file(straight.state_dict()))
+    assert resumed(None, stats(0.95, 30)) and straight(None, stats(0.95, 30))  # both fire at the second iteration
+    assert resumed.reason == straight.reason
+    stricter = SuccessStop(StopConfig(success_rate=0.99, min_episodes=10, patience=2))
+    stricter.load_state_dict(straight.state_dict())
+    assert stricter.streak == 0  # counted against 90%, not 99%: starts over
+
+
+def finish_episodes(tracker, rewards, success):
+    """One step where every env gets ``rewards`` and its episode ends (successful where ``success``)."""
+    n = len(rewards)
+    tracker.step(np.asarray(rewards, dtype=np.float64), np.ones(n, bool), np.zeros(n, bool), np.ones(n, bool),
+                 np.asarray(success))
+
+
+def test_the_episode_windows_and_count_survive_a_checkpoint():
+    straight = EpisodeTracker(num_envs=3, window=4)
+    finish_episodes(straight, [0.1, 0.2, 1 / 3], [True, False, True])
+    finish_episodes(straight, [0.7, 0.8, 0.9], [False, False, True])  # the window keeps the last 4 of 6
+    resumed = EpisodeTracker(num_envs=3, window=4)
+    resumed.load_state_dict(through_a_checkpoint_file(straight.state_dict()))
+    assert resumed.finished == straight.finished == 6
+    assert resumed.stats() == straight.stats()
+    for name in ("returns", "lengths", "terminated", "successes"):
+        assert list(getattr(resumed, name)) == list(getattr(straight, name))
+        assert getattr(resumed, name).maxlen == 4
+    for tracker in (straight, resumed):
+        finish_episodes(tracker, [0.5, 0.5, 0.5], [True, True, True])
+    assert resumed.stats() == straight.stats()  # and they roll on alike
 
 
 def test_stop_config_is_typed_and_off_by_default():

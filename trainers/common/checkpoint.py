@@ -45,8 +45,9 @@ def load_checkpoint(path: str | os.PathLike, fmt: str, version: int,
         ckpt = torch.load(path, map_location=map_location, weights_only=True)
     except Exception as e:  # noqa: BLE001 - torch raises many types for a bad file
         raise CheckpointError(
-            f"checkpoint {path} is corrupt or not a checkpoint (torch.load failed: "
-            f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})") from None
+            f"checkpoint {path} is corrupt or not a checkpoint (torch.load failed: {_load_reason(e)}); "
+            "a truncated copy or another program's file: use another checkpoint of the run "
+            "(checkpoint_<iteration>.pt) or copy it again") from None
     if not isinstance(ckpt, dict) or ckpt.get("format") != fmt:
         got = ckpt.get("format") if isinstance(ckpt, dict) else type(ckpt).__name__
         raise CheckpointError(f"checkpoint {path} is not a {fmt} checkpoint (format: {got!r})")
@@ -58,6 +59,14 @@ def load_checkpoint(path: str | os.PathLike, fmt: str, version: int,
         raise CheckpointError(f"checkpoint {path} is incomplete: missing {', '.join(missing)}")
     return ckpt
 
+
+def _load_reason(error: Exception) -> str:
+    """``torch.load``'s error in a few words: its first line, without the advice to load with
+    ``weights_only=False`` that torch appends to an unpickling error (a checkpoint never needs it)."""
+    text = str(error).splitlines()[0] if str(error) else ""
+    if text.startswith("Weights only load failed"):
+        text = "Weights only load failed"
+    return f"{type(error).__name__}: {text}".rstrip(": ")
 
 def to_tensors(obj: Any) -> Any:
     """NumPy arrays -> tensors, recursively (so env states pass ``weights_only`` loading)."""

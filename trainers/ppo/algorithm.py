@@ -10,13 +10,14 @@ KL that drives the adaptive learning rate); see :mod:`trainers.ppo.distributed`.
 
 from __future__ import annotations
 
-import contextlib
+import math
 
 import torch
 from torch import nn
 
 from . import losses as L
 from .config import AlgoConfig
+from .mixed_precision import amp_device_type, bf16_autocast
 from .models import ActorCritic, EmpiricalNormalizer
 from .storage import Minibatch, RolloutStorage
 
@@ -29,7 +30,7 @@ class PPO:
         self.symmetry = symmetry  # a SymmetryLoss (trainers.ppo.symmetry) when algo.symmetry_coef > 0
         self.obs_normalizer = obs_normalizer
         self.critic_normalizer = critic_normalizer
-        self.amp = bool(cfg.amp and self.device.type == "cuda")
+        self.amp_device = amp_device_type(cfg.amp, self.device)  # None: float32 (trainers.ppo.mixed_precision)
         self.params = list(policy.parameters())
         self.graphed = None
         if cfg.cuda_graph and self.device.type == "cuda":
@@ -45,11 +46,15 @@ class PPO:
 
     # ------------------------------------------------------------------ acting
 
+    @property
+    def amp(self) -> bool:
+        """True when the networks run under bf16 autocast (``algo.amp`` on a device that has bf16)."""
+        return self.amp_device is not None
+
     def autocast(self):
-        """bf16 autocast on CUDA when ``algo.amp`` is set; a no-op otherwise."""
-        if self.amp:  # no weight-cast cache: the same code runs inside CUDA-graph capture
-            return torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=self.graphed is None)
-        return contextlib.nullcontext()
+        """bf16 autocast when :attr:`amp`; a no-op otherwise. What stays float32: :mod:`.mixed_precision`."""
+        # no weight-cast cache under CUDA graphs: the same code runs inside the capture
+        return bf16_autocast(self.amp_device, cache_enabled=self.graphed is None)
 
     def normalize(self, obs: torch.Tensor, critic_obs: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
         """Raw -> normalized (policy obs, critic obs); the critic reads the policy obs when no privileged one."""
@@ -160,7 +165,8 @@ class PPO:
         loss = policy_loss + cfg.value_coef * value_loss - cfg.entropy_coef * entropy
         symmetry = torch.zeros((), device=loss.device)
         if self.symmetry is not None:
-            symmetry = self.symmetry(self.policy, self.obs_normalizer, mb.obs, mean, mb.mask)
+            with self.autocast():  # the mirrored forward pass; its output is cast to float32 inside
+                symmetry = self.symmetry(self.policy, self.obs_normalizer, mb.obs, mean, mb.mask)
             loss = loss + self.symmetry.coef * symmetry
         with torch.no_grad():
             kl = L.masked_mean(L.gaussian_kl(mb.action_means, old_log_std, mean, log_std), mb.mask)
@@ -177,6 +183,21 @@ class PPO:
                                                                self.cfg.desired_kl))
         grad_norm = self.gradient_step(loss)
         return torch.cat([stats, grad_norm.detach().float().reshape(1)])
+
+    # ------------------------------------------------------------------ health
+
+    def nonfinite(self, stats: dict[str, float]) -> list[str]:
+        """What of the learner is NaN or inf after an update: the ``loss/*`` entries of ``stats``
+        (:meth:`update`'s), then ``"policy parameters"``, ``"observation normalizer"``,
+        ``"critic normalizer"``; empty when everything is finite. One device sync."""
+        bad = nonfinite_stats(stats)
+        groups = {"policy parameters": list(self.policy.parameters()),
+                  "observation normalizer": list(self.obs_normalizer.buffers())}
+        if self.critic_normalizer is not None:
+            groups["critic normalizer"] = list(self.critic_normalizer.buffers())
+        flags = torch.stack([torch.stack([torch.isfinite(t).all() for t in ts]).all()
+                             for ts in groups.values()]).tolist()
+        return bad + [name for name, ok in zip(groups, flags) if not ok]
 
     # ------------------------------------------------------------------ state
 
@@ -205,3 +226,8 @@ class PPO:
         if self.graphed is not None:
             self.graphed.invalidate()
         self.set_learning_rate(state["learning_rate"])
+
+
+def nonfinite_stats(stats: dict[str, float]) -> list[str]:
+    """The ``loss/*`` keys of an update's statistics whose value is NaN or inf (sorted)."""
+    return sorted(k for k, v in stats.items() if k.startswith("loss/") and not math.isfinite(v))

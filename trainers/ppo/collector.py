@@ -112,6 +112,26 @@ class EpisodeTracker:
             out["episode/success"] = mean(self.successes)
         return out
 
+    def state_dict(self) -> dict:
+        """The finished episodes: the rolling windows and how many have finished (what :meth:`stats` and
+        the ``stop:`` rule read). The running sums of unfinished episodes belong with the env state
+        (:meth:`Collector.state_dict`)."""
+        state = {name: torch.tensor(list(getattr(self, name)), dtype=dtype) for name, dtype in _WINDOWS.items()}
+        state["finished"] = int(self.finished)
+        return state
+
+    def load_state_dict(self, state: dict) -> None:
+        """Go on from a :meth:`state_dict` (each window keeps its own length limit)."""
+        for name in _WINDOWS:
+            window = getattr(self, name)
+            window.clear()
+            window.extend(state[name].tolist())
+        self.finished = int(state["finished"])
+
+
+#: EpisodeTracker's rolling windows and the dtype each is saved as (exact: float64 returns, int lengths, flags)
+_WINDOWS = {"returns": torch.float64, "lengths": torch.int64, "terminated": torch.bool, "successes": torch.bool}
+
 
 def _final_rows(final: np.ndarray, idx: np.ndarray) -> np.ndarray:
     """Rows ``idx`` of a dense ``(N, D)`` array or of Gymnasium's object array of per-env arrays."""
@@ -167,6 +187,7 @@ class _RolloutSums:
                          if critic_dim is not None else None)
         self.terms: dict[str, float] = {}
         self.reward, self.valid_steps, self.diverged = 0.0, 0, 0
+        self.reports_diverged = False  # the env flags diverged rows: log their count, 0 included
         self.any_masked = False
         # curriculum key (CURRICULUM_KEYS) -> {shard's first row -> its mean level at its last step}
         self.levels: dict[str, dict[int, float]] = {}
@@ -306,7 +327,7 @@ class Collector:
         for k, v in sums.terms.items():
             stats[f"reward/{k}"] = v / denom
         stats["episode/finished"] = float(self.episodes.finished)
-        if sums.diverged:
+        if sums.reports_diverged:  # every iteration, so progress.csv has the column from its first row
             stats["env/diverged"] = float(sums.diverged)
         for key, by_shard in sums.levels.items():
             stats[f"env/{key}"] = float(np.mean(list(by_shard.values())))
@@ -362,6 +383,7 @@ class Collector:
             v = np.asarray(v)
             sums.terms[k] = sums.terms.get(k, 0.0) + float(v.sum() if all_valid else v[valid].sum())
         if "diverged" in info:
+            sums.reports_diverged = True
             sums.diverged += int(np.count_nonzero(info["diverged"]))
         for key in CURRICULUM_KEYS:
             if key in info:

@@ -88,6 +88,8 @@ class AlgoConfig:
     reward_normalization: bool = False  # divide rewards by the running std of the discounted return (SB3 VecNormalize)
     reward_clip: float = 10.0      # |normalized reward| bound (with reward_normalization)
     adam_eps: float = 1e-8         # Adam's epsilon (SB3 uses 1e-5)
+    # bf16 autocast for the networks (collection and update) on CUDA and on CPUs with native bf16
+    # (AVX512-BF16 / AMX); float32 elsewhere. What stays float32: trainers.ppo.mixed_precision
     amp: bool = False
     # weight of the mirror loss (trainers.ppo.symmetry; 0: off): tasks with a left/right mirror map
     # (the legged joystick tasks' task.mirror) only
@@ -154,7 +156,7 @@ class StopConfig:
         require(self.patience >= 1, f"stop.patience must be >= 1, got {self.patience}")
 
 
-DEFAULT_TASK = "UniLab/Go1Joystick-v0"  # what `unilab train` trains without --task (README "Two commands")
+DEFAULT_TASK = "UniLab/Go1Joystick-v0"  # what `unilab train` trains without --task (README "Install", docs/getting_started.md)
 
 
 @dataclass(frozen=True)

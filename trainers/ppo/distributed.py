@@ -17,13 +17,16 @@ Each rank (one process) owns:
 Parameters start identical (broadcast from rank 0) and stay identical: :class:`DistributedPPO`
 averages the gradients (one flat all-reduce per minibatch, each rank weighted by its share
 of the envs), the KL that drives the adaptive learning rate, and the observation-normalizer
-moments. Each rank shuffles its own rollout into minibatches. Rank 0 alone writes logs,
-checkpoints and the learning curve; every rank resumes from rank 0's checkpoint (the env
-state of a distributed run is per rank, so resumed envs are re-seeded; the learner state
-is restored exactly). The process group has a timeout (``--dist-timeout``,
+moments and (with ``algo.reward_normalization``) the return statistics that scale the rewards,
+in one all-reduce per rollout. Each rank shuffles its own rollout into minibatches. Rank 0
+alone writes logs, checkpoints and the learning curve; every rank resumes from rank 0's
+checkpoint (the env state of a distributed run is per rank, so resumed envs are re-seeded;
+the learner state is restored exactly). The process group has a timeout (``--dist-timeout``,
 ``UNILAB_DIST_TIMEOUT``; default 300 s): if a rank dies, the others raise
-:class:`DistributedError` instead of hanging. The CUDA-graph update is off under
-distributed training (the eager path runs the collectives).
+:class:`DistributedError` instead of hanging. When torchrun restarts the group
+(``--max-restarts``), it resumes from the run directory's last checkpoint
+(:func:`restart_resume`). The CUDA-graph update is off under distributed training (the
+eager path runs the collectives).
 """
 
 from __future__ import annotations
@@ -42,6 +45,9 @@ from .algorithm import PPO
 RANK_SEED_STRIDE = 1_000_003  # per-rank generator seed offset (a prime, far from env seed offsets)
 DEFAULT_TIMEOUT_S = 300.0
 TIMEOUT_ENV = "UNILAB_DIST_TIMEOUT"
+RESTART_ENV = "TORCHELASTIC_RESTART_COUNT"  # set by torchrun: 0, then 1, 2, ... after each group restart
+AGENT_STORE_ENV = "TORCHELASTIC_USE_AGENT_STORE"  # "True": the ranks share torchrun's rendezvous TCPStore
+_HANDSHAKE = "unilab/attempt"
 _SUMMED_STATS = ("episode/finished", "env/diverged")
 
 
@@ -61,6 +67,7 @@ class DistContext:
     backend: str
     timeout_s: float
     owns_group: bool = False  # setup() created the process group (train() then destroys it)
+    earlier_attempts: int = 0  # rank 0: attempts of this launch before this one, counted on torchrun's store
 
     @property
     def is_main(self) -> bool:
@@ -122,14 +129,87 @@ def setup(device: str = "auto", timeout_s: float | None = None) -> DistContext |
         dev = torch.device("cpu")
     backend = "nccl" if use_cuda else "gloo"
     owns = not tdist.is_initialized()
+    earlier = 0
     if owns:
         kwargs = {"device_id": dev} if use_cuda else {}
-        _collective(tdist.init_process_group, backend, timeout=datetime.timedelta(seconds=timeout_s),
-                    what=f"joining the process group at {env.get('MASTER_ADDR')}:{env.get('MASTER_PORT')}",
-                    **kwargs)
+        earlier = _collective(_init_group, backend, timeout_s,
+                              what=f"joining the process group at {env.get('MASTER_ADDR')}:{env.get('MASTER_PORT')}",
+                              **kwargs)
     backend = tdist.get_backend()
     return DistContext(tdist.get_rank(), tdist.get_world_size(), local_rank, local_world, dev, backend, timeout_s,
-                       owns)
+                       owns, earlier)
+
+
+def _init_group(backend: str, timeout_s: float, **kwargs) -> int:
+    """``init_process_group`` from torchrun's variables; on torchrun's shared store, under a fresh prefix.
+
+    torchrun (c10d or static rendezvous, torch >= 2.5) hands its ranks the agent's TCPStore and
+    keeps it across a group restart (``--max-restarts``) without scoping the keys by attempt, so
+    a restarted rank can read the previous attempt's addresses and fail to connect (pytorch
+    issue 135712). The ranks first agree on a prefix new to this attempt (:func:`attempt_token`).
+    Returns, on rank 0, how many attempts of this launch joined that store before (else 0).
+    """
+    timeout = datetime.timedelta(seconds=timeout_s)
+    if os.environ.get(AGENT_STORE_ENV) != "True":
+        tdist.init_process_group(backend, timeout=timeout, **kwargs)
+        return 0
+    env = os.environ
+    rank, world = int(env["RANK"]), int(env["WORLD_SIZE"])
+    agent = tdist.TCPStore(env["MASTER_ADDR"], int(env["MASTER_PORT"]), world, is_master=False, timeout=timeout)
+    token = attempt_token(agent, rank, world, timeout_s)
+    earlier = agent.add(f"{_HANDSHAKE}/count", 1) - 1 if rank == 0 else 0
+    tdist.init_process_group(backend, store=tdist.PrefixStore(f"unilab/{token}", agent), rank=rank,
+                             world_size=world, timeout=timeout, **kwargs)
+    return earlier
+
+
+def attempt_token(store, rank: int, world: int, timeout_s: float, poll_s: float = 0.02) -> str:
+    """A token that rank 0 makes new and every rank of this attempt receives, on a ``store`` that
+    may still hold any keys of earlier attempts (whose ranks are gone).
+
+    Rank ``r > 0`` posts a fresh nonce; rank 0 answers each nonce it finds with ``nonce:token``
+    and returns once every rank acknowledged ``nonce:token`` with its current nonce (only a rank
+    of this attempt can know the token); rank ``r`` waits for the answer to its own nonce.
+    Stale requests, answers and acknowledgements never match. Raises :class:`DistributedError`
+    after ``timeout_s``.
+    """
+    import time
+    import uuid
+
+    def read(key: str) -> str | None:
+        return store.get(key).decode() if store.check([key]) else None
+
+    deadline = time.monotonic() + timeout_s
+    mine = uuid.uuid4().hex
+    if rank == 0:
+        answered: dict[int, str] = {}
+        waiting = set(range(1, world))
+        while waiting:
+            for r in sorted(waiting):
+                request = read(f"{_HANDSHAKE}/request/{r}")
+                if request is not None and answered.get(r) != request:
+                    store.set(f"{_HANDSHAKE}/answer/{r}", f"{request}:{mine}")
+                    answered[r] = request
+                if r in answered and read(f"{_HANDSHAKE}/ack/{r}") == f"{answered[r]}:{mine}":
+                    waiting.discard(r)
+            if waiting:
+                _wait_or_fail(deadline, poll_s, f"rank 0 waited for rank(s) {sorted(waiting)} to join")
+        return mine
+    store.set(f"{_HANDSHAKE}/request/{rank}", mine)
+    while True:
+        answer = read(f"{_HANDSHAKE}/answer/{rank}")
+        if answer is not None and answer.startswith(mine + ":"):
+            store.set(f"{_HANDSHAKE}/ack/{rank}", answer)
+            return answer.split(":", 1)[1]
+        _wait_or_fail(deadline, poll_s, f"rank {rank} waited for rank 0 to answer")
+
+
+def _wait_or_fail(deadline: float, poll_s: float, what: str) -> None:
+    import time
+
+    if time.monotonic() > deadline:
+        raise DistributedError(f"{what} until the timeout: another rank died, hung or lost the network")
+    time.sleep(poll_s)
 
 
 def teardown() -> None:
@@ -162,7 +242,8 @@ class DistributedPPO(PPO):
     """PPO whose three DDP hooks reduce across ranks so every rank takes the same step.
 
     ``weight`` is this rank's share of the total envs (``local_envs / num_envs``): gradients,
-    KL and moments are weighted sums, so uneven shares average like one big batch.
+    KL and moments are weighted sums, so uneven shares average like one big batch. A reward
+    normalizer given to :meth:`share_reward_normalizer` is agreed with the observation moments.
     """
 
     def __init__(self, *args, weight: float, **kwargs):
@@ -170,13 +251,27 @@ class DistributedPPO(PPO):
         if self.graphed is not None:
             raise ValueError("DistributedPPO runs the eager update: build it with algo.cuda_graph=false")
         self.weight = float(weight)
+        self.reward_norm = None
+
+    def share_reward_normalizer(self, reward_norm) -> None:
+        """All-reduce ``reward_norm``'s return statistics (a
+        :class:`~trainers.ppo.reward_norm.RewardNormalizer`) in every :meth:`update_normalizers`
+        (the end of each rollout), so every rank scales rewards by the same statistics. Every rank
+        must share one, or none."""
+        self.reward_norm = reward_norm
 
     def update_normalizers(self, obs_moments, critic_moments) -> None:
         parts = [obs_moments] + ([critic_moments] if critic_moments is not None else [])
-        flat = torch.cat([p.reshape(-1) for p in parts]).to(torch.float64)
+        if self.reward_norm is not None:
+            parts.append(self.reward_norm.pending_moments().to(obs_moments.device))
+        flat = torch.cat([p.reshape(-1).to(torch.float64) for p in parts])
         _collective(tdist.all_reduce, flat, what="all-reduce of the observation moments")
-        obs = flat[:obs_moments.numel()]
-        crit = flat[obs_moments.numel():] if critic_moments is not None else None
+        n_obs = obs_moments.numel()
+        n_crit = critic_moments.numel() if critic_moments is not None else 0
+        obs = flat[:n_obs]
+        crit = flat[n_obs:n_obs + n_crit] if critic_moments is not None else None
+        if self.reward_norm is not None:
+            self.reward_norm.apply_all_reduced(flat[n_obs + n_crit:])
         super().update_normalizers(obs, crit)
 
     def reduce_kl(self, kl: torch.Tensor) -> torch.Tensor:
@@ -241,6 +336,59 @@ def any_rank(flag: bool) -> bool:
         t = t.cuda()
     _collective(tdist.all_reduce, t, op=tdist.ReduceOp.MAX, what="all-reduce of the stop flag")
     return bool(t.item() > 0)
+
+
+def restart_count() -> int:
+    """How often torchrun restarted this process's worker group (``TORCHELASTIC_RESTART_COUNT``; 0 outside torchrun)."""
+    return int(os.environ.get(RESTART_ENV, "0") or 0)
+
+
+def choose_restart_resume(reports: list[tuple[int, bool]], checkpoint, resume):
+    """What a group resumes from, given every rank's ``(restart_count, sees checkpoint)`` (rank order).
+
+    A group no rank of which was restarted goes on as launched (``resume``). After a restart
+    (torchrun counts per host: a host that joined anew reports 0, so any rank's count counts),
+    the run directory's ``checkpoint`` if rank 0 sees it, else ``resume`` (the launch's own
+    ``--resume``, or None: start over). :class:`DistributedError` when rank 0 cannot see the
+    checkpoint another rank sees (a run directory that is not on a shared filesystem).
+    """
+    if not any(count > 0 for count, _ in reports):
+        return resume
+    if reports[0][1]:
+        return checkpoint
+    seen = [r for r, (_, sees) in enumerate(reports) if sees]
+    if seen:
+        raise DistributedError(
+            f"torchrun restarted the group, and rank 0 cannot see {checkpoint} that rank(s) {seen} see: rank 0 "
+            f"reads the checkpoint, and torchrun may place it on another host after a restart; put the run "
+            f"directory (--out) on a filesystem every host shares")
+    return resume
+
+
+def restart_resume(dist: DistContext, out_dir, resume=None):
+    """The checkpoint this (possibly restarted) group resumes from: call on every rank, before training.
+
+    With ``torchrun --max-restarts=N`` a failed group (a rank died) is started again with the
+    same command; the restarted group goes on from ``out_dir/checkpoint.pt`` (the last one
+    rank 0 saved) instead of starting over or from the launch's ``--resume`` (see
+    :func:`choose_restart_resume`). A rank counts as restarted when torchrun says so
+    (``TORCHELASTIC_RESTART_COUNT``) or, rank 0, when an earlier attempt of the launch joined
+    torchrun's store (``dist.earlier_attempts``: a group restarted because a host joined
+    anew, which torchrun does not count). Rank 0 says what it chose on stderr.
+    """
+    import sys
+    from pathlib import Path
+
+    checkpoint = Path(out_dir) / "checkpoint.pt"
+    reports: list = [None] * dist.world_size
+    mine = (max(restart_count(), dist.earlier_attempts), checkpoint.is_file())
+    _collective(tdist.all_gather_object, reports, mine, what="gather of the restart state")
+    chosen = choose_restart_resume(reports, checkpoint, resume)
+    restarts = max(count for count, _ in reports)
+    if restarts and tdist.get_rank() == 0:
+        how = f"resuming from {chosen}" if chosen is not None else "no checkpoint saved yet: starting over"
+        print(f"[unilab] torchrun restarted the group (restart {restarts}): {how}", file=sys.stderr, flush=True)
+    return chosen
 
 
 def rank_generator_seed(seed: int, rank: int) -> int:

@@ -36,6 +36,16 @@ class SuccessStop:
                        f"for {self.streak} iteration(s) after {finished:.0f} episodes")
         return True
 
+    def state_dict(self) -> dict:
+        """What the rule carries between iterations (its streak), with the threshold it was counted
+        against; checkpointed so a resumed run stops at the iteration a straight run stops at."""
+        return {"streak": self.streak, "success_rate": self.cfg.success_rate}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Go on from a :meth:`state_dict`; a streak counted against another ``success_rate`` (the
+        threshold was changed on resume) restarts from zero."""
+        self.streak = int(state["streak"]) if state.get("success_rate") == self.cfg.success_rate else 0
+
 
 def stop_callback(cfg: TrainConfig) -> SuccessStop | None:
     """The early-stop callback the config asks for, or None (train to ``total_steps``)."""

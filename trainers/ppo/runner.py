@@ -10,13 +10,25 @@ Run directory (``config.out``, default ``runs/<task>``)::
 
 Ctrl-C (or SIGTERM) asks the loop to stop at the end of the current iteration; it then
 saves a checkpoint and returns (a second Ctrl-C stops at once and saves the learner).
-A checkpoint holds the policy, normalizers, optimizer, lr, iteration, RNG state and, when
-the env offers ``get_state()`` / ``set_state()`` (every UniLab env and sim-to-real
-wrapper stack does: physics, task state, wrapper delay lines and draws, RNG streams;
-see ``unilab_envs.core.state``), the env state and the collector's carried observation:
-then ``resume`` continues bit-exactly, with or without ``overlap``. Other envs (a
-Gymnasium ``SyncVectorEnv``), distributed runs and checkpoints saved mid-iteration (a
-second Ctrl-C) are re-seeded on resume; the learner state is still restored exactly.
+A checkpoint holds the policy, normalizers, optimizer, lr, iteration, RNG state, the reward
+normalizer, the finished-episode windows and count (``episodes``: what the ``episode/*``
+stats and the ``stop:`` rule read), the stop rule's streak (``stop``) and, when the env
+offers ``get_state()`` / ``set_state()`` (every UniLab env and sim-to-real wrapper stack
+does: physics, task state and curricula such as the terrain levels, wrapper delay lines
+and draws, RNG streams; see ``unilab_envs.core.state``), the env state and the
+collector's carried observations and episode sums.
+
+What ``resume`` guarantees: from a checkpoint saved at an iteration boundary by a
+single-process run on such an env, the resumed run is the straight run, bit for bit, with
+or without ``overlap``: the same parameters, optimizer, normalizers, env state, logged
+statistics (all but the ``perf/*`` timings), and the same iteration at which a ``stop:``
+rule ends it. Other envs (a
+Gymnasium ``SyncVectorEnv``) and checkpoints saved mid-iteration (a second Ctrl-C) are
+re-seeded on resume; the learner state, the episode windows (boundary saves) and the
+stop streak are still restored exactly. Distributed runs restore the learner and the stop
+streak; envs are re-seeded and episode windows start empty. Checkpoints from before
+``episodes`` / ``stop`` were saved resume with empty windows and a zero streak. A streak
+counted against another ``stop.success_rate`` (changed on resume) restarts.
 """
 
 from __future__ import annotations
@@ -28,7 +40,6 @@ import signal
 import sys
 import threading
 import time
-import warnings
 from pathlib import Path
 
 import gymnasium as gym
@@ -45,6 +56,7 @@ from .collector import Collector
 from .config import TrainConfig, to_dict
 from .early_stop import stop_callback
 from .envs import env_dims, make_vec_env
+from .faults import TrainingFault, close_log, nonfinite_message, write_failure, write_failure_message
 from .models import ActorCritic, EmpiricalNormalizer
 from .storage import RolloutStorage
 
@@ -124,8 +136,6 @@ class Runner:
         if threads:
             torch.set_num_threads(threads)
         self.device = dist.device if dist is not None else resolve_device(cfg.device)
-        if cfg.algo.amp and self.device.type != "cuda":
-            warnings.warn("algo.amp (bf16 autocast) is CUDA-only; training in float32 on CPU", stacklevel=2)
         self.owns_env = env is None
         self.envs = self._make_envs() if env is None else (list(env) if isinstance(env, (list, tuple)) else [env])
         if cfg.overlap and len(self.envs) != 2:
@@ -157,6 +167,8 @@ class Runner:
                                       self.dims.act, self.device)
         self.collector = Collector(self.envs, self.algo, self.device, self.generator,
                                    privileged=self.dims.privileged is not None, overlap=cfg.overlap)
+        if dist is not None and self.collector.reward_norm is not None:  # one set of return statistics
+            self.algo.share_reward_normalizer(self.collector.reward_norm)
         self.out_dir = cfg.out_dir
         self.iteration = 0
         self.env_steps = 0
@@ -164,6 +176,7 @@ class Runner:
         self._stop = False
         self._agreed_stop = False  # distributed: a stop every rank has seen
         self._started = 0.0
+        self.stopper = stop_callback(cfg)  # the config's stop: rule (None: off); its streak is checkpointed
 
     def _make_envs(self) -> list[gym.vector.VectorEnv]:
         """This process's env, or its two halves when ``cfg.overlap`` (rows keep their seeds)."""
@@ -198,6 +211,10 @@ class Runner:
             "env_state": env_state,
             "collector": self.collector.state_dict() if env_state is not None else None,
             "reward_norm": None if self.collector.reward_norm is None else self.collector.reward_norm.state_dict(),
+            # what the stop: rule and the episode/* stats read; not saved by distributed runs (each rank has
+            # its own) nor mid-iteration (those episodes come from a rollout the resumed run collects again)
+            "episodes": self.collector.episodes.state_dict() if at_boundary and self.dist is None else None,
+            "stop": None if self.stopper is None else self.stopper.state_dict(),
         }
 
     def save(self, path: Path | None = None, at_boundary: bool = True) -> Path:
@@ -221,8 +238,9 @@ class Runner:
         slim = bool(ckpt.get("slim")) or "optimizer" not in ckpt["algo"]
         if slim and self.is_main:
             print(f"[unilab] resume: {path} is a slim (shipped) checkpoint: it has no optimizer state (Adam's "
-                  "moments restart) and no env state (envs are re-seeded), so this is not an exact continuation; "
-                  "the counters, weights, normalizers and learning rate go on", file=sys.stderr, flush=True)
+                  "moments restart), no env state (envs are re-seeded) and no reward-normalization statistics, so "
+                  "this is not an exact continuation; the counters, weights, observation normalizers and learning "
+                  "rate go on", file=sys.stderr, flush=True)
         try:
             if slim:
                 self.algo.load_weights(ckpt["algo"])
@@ -252,7 +270,7 @@ class Runner:
                                           "with --init-from") from None
             self.collector.load_state_dict(ckpt["collector"])
         else:
-            if self.is_main:
+            if self.is_main and not slim:  # a slim checkpoint's message above has said so
                 print("[unilab] resume: the env state is not in the checkpoint (the env has no get_state/set_state, "
                       "the run was stopped mid-iteration, training is distributed, or overlap changed); envs are "
                       "re-seeded, learner state restored exactly", file=sys.stderr)
@@ -260,6 +278,11 @@ class Runner:
         if self.collector.reward_norm is not None and ckpt.get("reward_norm") is not None:
             # re-seeded envs start new episodes: their running returns stay at zero
             self.collector.reward_norm.load_state_dict(ckpt["reward_norm"], returns=bool(restore_envs))
+        # checkpoints from before these keys (or without a stop rule): the windows start empty, the streak at 0
+        if self.dist is None and ckpt.get("episodes") is not None:
+            self.collector.episodes.load_state_dict(ckpt["episodes"])
+        if self.stopper is not None and ckpt.get("stop") is not None:
+            self.stopper.load_state_dict(ckpt["stop"])
 
     def _read_checkpoint(self, path) -> dict:
         """The checkpoint; distributed: read by rank 0 and broadcast (other hosts need no copy)."""
@@ -285,7 +308,11 @@ class Runner:
     def learn(self, resume: str | Path | None = None, callback=None) -> TrainResult:
         """Train to ``cfg.total_steps``, or until the config's ``stop:`` rule holds
         (:mod:`trainers.ppo.early_stop`). ``callback(runner, stats) -> bool`` runs after each
-        iteration; returning True stops training (a checkpoint is saved as at the end)."""
+        iteration; returning True stops training (a checkpoint is saved as at the end).
+
+        A learner that goes NaN/inf, or a checkpoint or log row that cannot be written (disk
+        full), raises :class:`TrainingFault` naming the iteration; the last good checkpoint
+        stays on disk (``docs/faults.md``)."""
         cfg = self.cfg
         self.out_dir.mkdir(parents=True, exist_ok=True)
         if resume is not None:
@@ -319,10 +346,11 @@ class Runner:
         self._started = time.perf_counter()
         last_save = time.perf_counter()
         stats: dict = {}
-        stopper = stop_callback(cfg)
+        stopper = self.stopper
         stop_reason = None
         interrupted = False
         ckpt_path: Path | None = None
+        self._saved_at = None  # the iteration this process last wrote checkpoint.pt at (fault messages)
         try:
             while self.iteration < total_its and not self._stopping():
                 t0 = time.perf_counter()
@@ -330,6 +358,7 @@ class Runner:
                 t1 = time.perf_counter()
                 stats.update(self.algo.update(self.storage, self.generator, progress=self.iteration / total_its))
                 t2 = time.perf_counter()
+                self._check_learner(stats)  # a NaN/inf learner stops here, before it is logged or saved
                 self.iteration += 1
                 self.env_steps += spi
                 stats.update({"perf/steps_per_s": spi / (t2 - t0), "perf/collect_steps_per_s": spi / (t1 - t0),
@@ -338,7 +367,7 @@ class Runner:
                 if self.dist is not None:  # every rank's stats; a stop any rank saw
                     from .distributed import gather_stats
                     stats, self._agreed_stop = gather_stats(stats, self._stop)
-                logger.log(self.env_steps, self.iteration, stats)
+                self._log_or_stop(logger, stats)
                 if bar is not None:
                     bar.update(spi)
                     bar.set_postfix_str(_postfix(stats), refresh=False)
@@ -354,19 +383,19 @@ class Runner:
                 due = (self.iteration % cfg.log.save_interval == 0
                        or cfg.log.save_minutes and time.perf_counter() - last_save > 60 * cfg.log.save_minutes)
                 if due and self.iteration < total_its:
-                    self.save()
+                    self._save_or_stop()
                     last_save = time.perf_counter()
-            ckpt_path = self.save()
+            ckpt_path = self._save_or_stop()
             interrupted = self._stopping()
         except KeyboardInterrupt:
             interrupted = True
-            ckpt_path = self.save(at_boundary=False)
+            ckpt_path = self._save_or_stop(at_boundary=False)
         finally:
             restore()
             torch.set_flush_denormal(denormals_before)
             if bar is not None:
                 bar.close()
-            logger.close()
+            close_log(logger)
         if interrupted and self.is_main:
             print(f"[unilab] stopped at iteration {self.iteration} ({self.env_steps} steps); checkpoint saved to "
                   f"{ckpt_path}. Resume with: unilab train --resume {ckpt_path}", file=sys.stderr)
@@ -380,6 +409,36 @@ class Runner:
 
     def _stopping(self) -> bool:
         return self._stop if self.dist is None else self._agreed_stop
+
+    def _check_learner(self, stats: dict) -> None:
+        """:class:`TrainingFault` when this iteration's update left a loss, a parameter or a normalizer
+        NaN/inf (distributed: on every rank when any rank's did); the state is neither logged nor saved."""
+        bad = self.algo.nonfinite(stats)
+        if self._agree(bool(bad)):
+            raise TrainingFault(nonfinite_message(self.iteration + 1, bad or ["another rank's learner"],
+                                                  self.out_dir, self._saved_at))
+
+    def _log_or_stop(self, logger, stats: dict) -> None:
+        """This iteration's row of ``progress.csv`` (and TensorBoard); a write that fails (disk full)
+        becomes one :class:`TrainingFault`."""
+        try:
+            logger.log(self.env_steps, self.iteration, stats)
+        except OSError as e:
+            raise TrainingFault(write_failure_message(f"the progress.csv row of iteration {self.iteration}", e,
+                                                      self.out_dir, self._saved_at)) from e
+
+    def _save_or_stop(self, at_boundary: bool = True) -> Path:
+        """:meth:`save`; a write that fails (disk full, permissions) becomes one :class:`TrainingFault`
+        (the atomic write has left the previous checkpoint as it was)."""
+        try:
+            path = self.save(at_boundary=at_boundary)
+        except (OSError, RuntimeError) as e:
+            if not write_failure(e):
+                raise
+            raise TrainingFault(write_failure_message(f"the checkpoint of iteration {self.iteration}", e,
+                                                      self.out_dir, self._saved_at)) from e
+        self._saved_at = self.iteration
+        return path
 
     def _agree(self, flag: bool) -> bool:
         """``flag`` on one process; distributed: True when any rank says so."""
@@ -477,6 +536,9 @@ def train(config: TrainConfig | dict | str | Path, env: gym.vector.VectorEnv | N
         config = from_dict(TrainConfig, config)
     from .distributed import barrier, setup, teardown
     dist = setup(config.device, dist_timeout)
+    if dist is not None:  # a group torchrun restarted (--max-restarts) goes on from its last checkpoint
+        from .distributed import restart_resume
+        resume = restart_resume(dist, config.out_dir, resume)
     runner = Runner(config, env, dist)
     try:
         result = runner.learn(resume=resume, callback=callback)
