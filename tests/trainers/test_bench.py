@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from trainers.bench import cli
+from trainers.ppo.mixed_precision import cpu_has_bf16
 
 
 @pytest.fixture(scope="module")
@@ -37,6 +38,9 @@ def test_quick_run_writes_table_json_png(quick_run, capsys):
         assert r["baseline"] > 0 and r["ours"] > 0, r
     assert any(r["budget"] == 12.0 for r in rows if r["row"] == 1)
     assert any(r["name"].startswith("memory floor") for r in rows if r["row"] == 1)
+    if cpu_has_bf16():  # algo.amp's rows: the update at the Go1 and G1 sizes, training vs env-only
+        assert sum("fp32 vs bf16" in r["name"] for r in rows if r["row"] == 4) == 2
+        assert any("bf16" in r["name"] for r in rows if r["row"] == 5)
     assert (out / "bench.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

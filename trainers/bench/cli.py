@@ -86,11 +86,19 @@ def run_row(row: int, sizes: Sizes, device, threads: int, tasks: list[str]) -> l
         from .storage import bench_storage
         return bench_storage(sizes.storage_envs, sizes.num_steps, 101, 29, device, rounds=sizes.rounds)
     if row == 4:
-        from .update import bench_update
-        return bench_update(sizes.update_envs, sizes.num_steps, 101, 29, device, rounds=sizes.rounds)
+        from .update import G1_LEARNER, GO1_LEARNER, bench_update, bench_update_precision
+        return (bench_update(sizes.update_envs, sizes.num_steps, 101, 29, device, rounds=sizes.rounds)
+                + [r for learner in (GO1_LEARNER, G1_LEARNER)  # fp32 vs bf16 at the training configs' size
+                   for r in bench_update_precision(sizes.e2e_envs, sizes.num_steps, learner, device,
+                                                   rounds=sizes.rounds)])
     if row == 5:
+        from trainers.ppo.mixed_precision import cpu_has_bf16
+
         from .end_to_end import bench_end_to_end
-        return bench_end_to_end("UniLab/Go1Joystick-v0", sizes.e2e_envs, sizes.num_steps, sizes.e2e_iters, device)
+        has_bf16 = device.type == "cuda" or cpu_has_bf16()
+        return [r for amp in ((False, True) if has_bf16 else (False,))
+                for r in bench_end_to_end("UniLab/Go1Joystick-v0", sizes.e2e_envs, sizes.num_steps,
+                                          sizes.e2e_iters, device, amp=amp)]
     if row == 6:
         from .overlap import bench_overlap
         return bench_overlap("UniLab/Go1Joystick-v0", sizes.e2e_envs, sizes.num_steps, sizes.e2e_iters, device)

@@ -31,13 +31,16 @@ def bench_env_vs_floor(tasks: list[str], num_envs: int, threads: int, steps: int
     return rows
 
 
-def bench_end_to_end(task: str, num_envs: int, num_steps: int, iterations: int, device: torch.device) -> list[dict]:
+def bench_end_to_end(task: str, num_envs: int, num_steps: int, iterations: int, device: torch.device,
+                     amp: bool = False) -> list[dict]:
+    """Training (collect + update) and collection alone vs env-only steps/s, alternating in one
+    process; ``amp``: the learner under bf16 autocast (``algo.amp``)."""
     from trainers.ppo.config import AlgoConfig, LogConfig, TrainConfig
     from trainers.ppo.runner import Runner
 
     with tempfile.TemporaryDirectory() as tmp:
         cfg = TrainConfig(task=task, num_envs=num_envs, total_steps=num_envs * num_steps * (iterations + 1),
-                          device=str(device), out=tmp, algo=AlgoConfig(num_steps=num_steps),
+                          device=str(device), out=tmp, algo=AlgoConfig(num_steps=num_steps, amp=amp),
                           log=LogConfig(tensorboard=False, csv=False, progress=False, plot=False))
         runner = Runner(cfg)
         try:
@@ -74,7 +77,7 @@ def bench_end_to_end(task: str, num_envs: int, num_steps: int, iterations: int, 
                 collect_ratios.append(te / tc)
         finally:
             runner.close()
-    shape = f"{task.split('/')[-1]}, N={num_envs}, T={num_steps}, {device.type}"
+    shape = f"{task.split('/')[-1]}, N={num_envs}, T={num_steps}, {device.type}{', bf16' if amp else ''}"
     common = {"section": "end_to_end", "unit": "steps/s", "higher_is_better": True,
               "baseline_label": "env-only", "baseline": statistics.median(envs)}
     return [

@@ -3,8 +3,9 @@
 Same data (``T x N`` transitions, obs / act sizes), same networks (separate actor and
 critic MLPs, ELU, the bundled PPO's default hidden sizes), same hyper-parameters
 (epochs, minibatch count, clipped value loss, grad-norm clip), same device. SB3 keeps
-its rollout on the CPU and copies each minibatch to the device; ours lives there. On
-CUDA ours is also timed under bf16 autocast.
+its rollout on the CPU and copies each minibatch to the device; ours lives there. Where
+the device has bf16 (CUDA, or a CPU with AVX512-BF16/AMX: ``algo.amp``), ours is also
+timed under bf16 autocast.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from torch import nn
 
 from trainers.ppo.config import AlgoConfig, TrainConfig
 from trainers.ppo.envs import EnvDims
+from trainers.ppo.mixed_precision import cpu_has_bf16
 from trainers.ppo.runner import build_learner
 from trainers.ppo.storage import RolloutStorage
 
@@ -93,18 +95,38 @@ class SB3Update:
         self.model.train()
 
 
+@dataclasses.dataclass(frozen=True)
+class LearnerSize:
+    """A task's learner: observation, privileged (critic-only) and action sizes, and the MLPs."""
+    name: str
+    obs: int
+    privileged: int | None
+    act: int
+    actor_hidden: tuple[int, ...]
+    critic_hidden: tuple[int, ...]
+
+
+#: the committed configs' learners (trainers/configs/go1_joystick.yaml, g1_joystick.yaml)
+GO1_LEARNER = LearnerSize("Go1", 50, 25, 12, (256, 128, 64), (256, 128, 64))
+G1_LEARNER = LearnerSize("G1", 101, 45, 29, (256, 128, 64), (512, 256, 128))
+
+
 class OursUpdate:
     def __init__(self, ro: Rollout, hidden: tuple[int, ...], epochs: int, minibatches: int, device: torch.device,
-                 amp: bool):
+                 amp: bool, critic_hidden: tuple[int, ...] | None = None, privileged: int | None = None):
         T, N, O = ro.obs.shape
         A = ro.actions.shape[2]
         algo_cfg = AlgoConfig(num_steps=T, num_epochs=epochs, num_minibatches=minibatches, amp=amp)
         cfg = TrainConfig(task="bench", num_envs=N, algo=algo_cfg)
         cfg = dataclasses.replace(cfg, policy=dataclasses.replace(cfg.policy, actor_hidden=hidden,
-                                                                  critic_hidden=hidden))
-        self.algo = build_learner(EnvDims(O, A, None), cfg, device)
-        self.storage = RolloutStorage(T, N, O, None, A, device)
+                                                                  critic_hidden=critic_hidden or hidden))
+        critic_dim = O + privileged if privileged else None  # the critic reads obs + privileged obs
+        self.algo = build_learner(EnvDims(O, A, critic_dim), cfg, device)
+        self.storage = RolloutStorage(T, N, O, critic_dim, A, device)
         s, t = self.storage, lambda a: torch.as_tensor(a, device=device)  # noqa: E731
+        if critic_dim:
+            rng = np.random.default_rng(1)
+            s.critic_obs.copy_(t(rng.normal(size=(T, N, critic_dim)).astype(np.float32)))
         s.obs.copy_(t(ro.obs)), s.actions.copy_(t(ro.actions)), s.action_means.copy_(t(ro.actions))
         s.log_probs.copy_(t(ro.log_probs)), s.values.copy_(t(ro.values)), s.rewards.copy_(t(ro.rewards))
         s.terminated.copy_(t(ro.dones)), s.last_values.copy_(t(ro.values[-1]))
@@ -135,7 +157,7 @@ def bench_update(num_envs: int, num_steps: int, obs: int, act: int, device: torc
     ro = make_rollout(num_steps, num_envs, obs, act)
     runs = {"sb3": SB3Update(ro, hidden, epochs, minibatches, device),
             "fp32": OursUpdate(ro, hidden, epochs, minibatches, device, amp=False)}
-    if device.type == "cuda":
+    if device.type == "cuda" or (device.type == "cpu" and cpu_has_bf16()):
         runs["bf16"] = OursUpdate(ro, hidden, epochs, minibatches, device, amp=True)
     for fn in runs.values():  # warm up (allocator, kernels)
         _time(fn, device)
@@ -157,3 +179,26 @@ def bench_update(num_envs: int, num_steps: int, obs: int, act: int, device: torc
                      "baseline_label": "ours fp32", "baseline": ms["fp32"], "ours_label": "ours bf16",
                      "ours": ms["bf16"], "ratio": ms["fp32"] / ms["bf16"], "budget": None})
     return rows
+
+
+def bench_update_precision(num_envs: int, num_steps: int, learner: LearnerSize, device: torch.device,
+                           epochs: int = 5, minibatches: int = 4, rounds: int = 3) -> list[dict]:
+    """Ours fp32 vs ours bf16 autocast (``algo.amp``) on one task's learner, the rollout of its
+    training config; no row where the device has no bf16 (see ``trainers.ppo.mixed_precision``)."""
+    if not (device.type == "cuda" or (device.type == "cpu" and cpu_has_bf16())):
+        return []
+    ro = make_rollout(num_steps, num_envs, learner.obs, learner.act)
+    runs = {amp: OursUpdate(ro, learner.actor_hidden, epochs, minibatches, device, amp, learner.critic_hidden,
+                            learner.privileged) for amp in (False, True)}
+    for fn in runs.values():
+        _time(fn, device)
+    times: dict[bool, list[float]] = {amp: [] for amp in runs}
+    for _ in range(rounds):  # alternating, so both see the same machine
+        for amp, fn in runs.items():
+            times[amp].append(_time(fn, device))
+    fp32, bf16 = (float(np.median(times[amp])) * 1e3 for amp in (False, True))
+    shape = (f"{learner.name} learner, T={num_steps}, N={num_envs}, {epochs}x{minibatches} mb, "
+             f"{device.type}, {torch.get_num_threads()} threads")
+    return [{"section": "update", "unit": "ms/update", "name": f"PPO update ours fp32 vs bf16 autocast ({shape})",
+             "baseline_label": "ours fp32", "baseline": fp32, "ours_label": "ours bf16", "ours": bf16,
+             "ratio": fp32 / bf16, "budget": 1.8 if device.type == "cpu" else None}]
