@@ -8,9 +8,9 @@ training step in wall-clock and in CPU time of the process (``time.process_time`
 shared, loaded machine does not inflate), and is then evaluated deterministically with
 its frozen normalization::
 
-    # SB3's defaults for both (the README's first table)
+    # SB3's defaults for both (docs/halfcheetah_vs_sb3.md, "The same hyper-parameters")
     python benchmarks/cheetah_vs_sb3.py --config trainers/configs/halfcheetah.yaml --seeds 0 1 2 --eval-episodes 8
-    # rl-baselines3-zoo's tuned setting (the README's second table)
+    # rl-baselines3-zoo's tuned setting (docs/halfcheetah_vs_sb3.md, "rl-baselines3-zoo's tuned setting")
     python benchmarks/cheetah_vs_sb3.py --config trainers/configs/halfcheetah_tuned.yaml --seeds 0 1 2
     # side by side on a 2-core machine: one process per trainer, at the same time
     python benchmarks/cheetah_vs_sb3.py --config ... --trainer ours --out runs/cheetah &

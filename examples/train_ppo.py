@@ -6,18 +6,26 @@
 
 The same as ``unilab train ...; unilab eval ...; unilab export ...``. UR5 reach stops once its
 rolling training success reaches 97% (the ``stop:`` section of ``trainers/configs/ur5_reach.yaml``):
-on a shared 2-core CPU machine, 274k steps in 31-53 s of training, then the 16-episode evaluation
-with its GIF (75 frames, ~15 s) and the ONNX export: 1 min 21 s in all.
+on 2 CPU cores (other jobs running beside it), 274k steps in 31-53 s of training, then the
+16-episode evaluation with its GIF of one 75-step episode (75 frames, ~15 s) and the ONNX export:
+1 min 21 s in all.
 """
 
 from __future__ import annotations
 
 import argparse
 
+import gymnasium as gym
+
 import unilab_envs  # noqa: F401  (registers UniLab/*; sets thread policies before torch runs)
 
 from trainers.ppo import load_config, train
 from trainers.ppo.evaluate import evaluate, export_onnx
+
+
+def episode_steps(task: str, env_kwargs: dict) -> int:
+    """The task's episode length in control steps (its time limit), 1000 when it has none."""
+    return int(env_kwargs.get("max_episode_steps") or gym.spec(task).max_episode_steps or 1000)
 
 
 def main() -> None:
@@ -37,7 +45,9 @@ def main() -> None:
     result = train(cfg)
     print(f"trained {result.env_steps} steps in {result.wall_time:.0f} s")
 
-    ev = evaluate(result.checkpoint, episodes=16, video=result.out_dir / "eval.gif")
+    # the GIF films one episode: its length is the film's frame count (and its progress bar's total)
+    ev = evaluate(result.checkpoint, episodes=16, video=result.out_dir / "eval.gif",
+                  max_video_frames=episode_steps(cfg.task, cfg.env_kwargs))
     print("deterministic policy:", ev.summary())
     print("onnx:", export_onnx(result.checkpoint))
 

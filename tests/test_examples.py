@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -49,3 +50,19 @@ def test_film_grasp_picks_the_cube_and_writes_a_gif(tmp_path):
     assert "episode 0: success after" in result.stdout  # the shipped policy lifts and holds the cube
     frames = imageio.mimread(out)
     assert len(frames) >= 2 and frames[0].shape[:2] == (60, 80)
+
+
+def test_train_ppo_trains_evaluates_films_one_whole_episode_and_exports(tmp_path):
+    """examples/train_ppo.py end to end on one tiny iteration: its film of one 75-step UR5 episode
+    holds 75 frames and its progress bar ends at 75/75 (not 74/1000)."""
+    out = tmp_path / "ur5"
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "train_ppo.py"), "--total-steps", "2048", "--out", str(out),
+         "num_envs=64", "algo.num_steps=32", "log.tensorboard=false"],
+        capture_output=True, text=True, timeout=420, env={**os.environ, "UNILAB_NUM_THREADS": "1"},
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "deterministic policy:" in result.stdout and "onnx:" in result.stdout, result.stdout
+    film = [line for line in result.stderr.replace("\r", "\n").splitlines() if line.startswith("filming eval.gif")]
+    assert film and "75/75" in film[-1] and not any("/1000" in line for line in film), film[-3:]
+    assert len(imageio.mimread(out / "eval.gif")) == 75

@@ -349,3 +349,22 @@ def test_add_your_own_legged_task_block_runs_as_written(tmp_path, monkeypatch):
             module.with_defaults(module.LocomotionConfig, "Typo", "a typo", gait_frequncy=2.0)
     finally:
         gym.registry.pop("MyLab/MyDogJoystick-v0", None)
+
+
+@pytest.mark.parametrize("source", ["README.md", "docs/sb3.md"])
+def test_sb3_snippet_runs_as_written_and_shows_progress_from_the_start(source, capsys, monkeypatch):
+    """The Stable-Baselines3 snippet runs as pasted (only its step budget cut to one update) and
+    prints a progress bar from the first steps, not after 2048 x 1024 silent ones."""
+    text = README if source == "README.md" else DOCS[source]
+    code = re.search(r"```python\n(import unilab_envs, wrappers\nfrom stable_baselines3 .*?)```", text, re.S).group(1)
+    assert code.count("10_000_000") == 1
+    monkeypatch.setenv("UNILAB_NUM_THREADS", os.environ.get("UNILAB_NUM_THREADS", "1"))
+    namespace: dict = {}
+    exec(compile(code.replace("10_000_000", "16_384"), f"{source}:sb3-snippet", "exec"), namespace)
+    model = namespace["model"]
+    try:
+        assert model.num_timesteps == 16_384 == model.n_steps * model.n_envs  # one rollout, then one update
+        bar = capsys.readouterr().err.replace("\r", "\n")
+        assert "16.4k/16.4k" in bar and "ret=" in bar and "fps=" in bar, bar[-500:]
+    finally:
+        model.get_env().close()

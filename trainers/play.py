@@ -9,8 +9,9 @@ observation order, scaling, action mapping and control rate checked outside trai
 
 * :func:`run_headless`: episodes as training draws them, with tracking, speed per
   command, falls and success, the play loop's cost per control step, and a video.
-* :func:`run_window`: ``mujoco.viewer.launch_passive`` in real time; the keyboard sets
-  the command (see :data:`KEYS_HELP`).
+* :func:`run_window`: ``mujoco.viewer.launch_passive`` in real time; the robot starts
+  still (:func:`idle_command`) and the keyboard sets the command (keys shown in the
+  window, :func:`keys_overlay`, and in :data:`KEYS_HELP`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import numpy as np
 
 from unilab_envs.deploy import SPEC_FILENAME, DeploySpec, PolicyIO, SpecError, load_spec
 from unilab_envs.deploy.from_task import default_model_path
+from unilab_envs.core.model import servo_joint_actuators
 from unilab_envs.deploy.episodes import distance_to_target, fell, reset_episode, sample_command, show_target
 from unilab_envs.deploy.safety import REASONS, SafetyGuard, gain_scales, remembered_action
 from unilab_envs.deploy.sim2real import PlaySim2Real, load_play_profile
@@ -183,11 +185,14 @@ class Player:
         self.data = mujoco.MjData(self.model)
         try:
             self.io = PolicyIO(spec, self.model)
+            # torque (<motor>) actuators become the PD servos the policy was trained with, with the spec's gains
+            servo_joint_actuators(self.model, self.io.actuators, spec.action.kp, spec.action.kd,
+                                  gains="the deploy spec's action.kp / action.kd")
             profile = load_play_profile(sim2real) if sim2real else None
             self.sim2real = PlaySim2Real(profile, spec, seed + 1, str(sim2real)) if profile is not None else None
             section, self.safety_source = play_safety(safety, spec, profile, sim2real)
             self.guard = SafetyGuard.from_spec(spec, self.model, section) if section is not None else None
-        except (SpecError, ConfigError) as e:
+        except (SpecError, ConfigError, ValueError) as e:  # ValueError: an actuator the policy cannot drive
             raise PlayError(str(e)) from None
         self._nominal_gains: tuple[np.ndarray, np.ndarray] | None = None  # the gains before the safe mode
         self.rng = np.random.default_rng(seed)
@@ -464,6 +469,37 @@ def apply_key(player: Player, key: int) -> None:
     player.set_command(c)
 
 
+def idle_command(player: Player) -> np.ndarray:
+    """The command the window starts on, so the robot waits for the keyboard: zero velocity
+    (a legged robot stands), or a reach target where the end effector already is (the arm
+    holds still)."""
+    if player.spec.command.kind == "reach_target":
+        return np.array(player.io.ee_pos(player.data), dtype=np.float64)
+    return np.zeros(len(player.spec.command.names))
+
+
+def start_idle(player: Player) -> None:
+    """A new episode on :func:`idle_command` (training's reset randomization, no random command)."""
+    player.reset()
+    player.set_command(idle_command(player))
+
+
+def keys_overlay(kind: str) -> tuple:
+    """The window's key help, ``(font, gridpos, keys, what they do)`` for ``Handle.set_texts``,
+    top right (the command and speeds are top left, the robot below); the step sizes are the
+    ones :func:`apply_key` uses."""
+    if kind == "reach_target":
+        step = f"{TARGET_STEP * 100:.0f} cm"
+        keys = "Up / Down\nLeft / Right\nPgUp / PgDn\nCtrl + right-drag\nR"
+        does = f"target x +/- {step}\ntarget y +/- {step}\ntarget z +/- {step}\nmove the target sphere\nreset the arm"
+    else:
+        vx, vy, yaw = VELOCITY_STEP
+        keys = "Up / Down\nLeft / Right\nPgUp / PgDn\nSpace\nR"
+        does = (f"forward speed +/- {vx:g} m/s\nsideways speed +/- {vy:g} m/s\nyaw rate +/- {yaw:g} rad/s\n"
+                f"stop (zero command)\nreset the robot")
+    return (mujoco.mjtFontScale.mjFONTSCALE_100, mujoco.mjtGridPos.mjGRID_TOPRIGHT, keys, does)
+
+
 def _overlay(player: Player, fallen: bool) -> tuple:
     c = player.command
     if player.spec.command.kind == "velocity":
@@ -478,18 +514,24 @@ def _overlay(player: Player, fallen: bool) -> tuple:
 
 
 def run_window(player: Player, duration: float | None = None, out=sys.stdout) -> int:
-    """Real-time play in ``mujoco.viewer.launch_passive`` until the window closes (or ``duration`` s of sim time)."""
+    """Real-time play in ``mujoco.viewer.launch_passive`` until the window closes (or ``duration`` s of sim time).
+
+    The robot starts on :func:`idle_command` and waits for the keyboard; the window shows the
+    command and the keys (:func:`keys_overlay`)."""
     import mujoco.viewer
 
     keys: queue.SimpleQueue[int] = queue.SimpleQueue()
     reach = player.spec.command.kind == "reach_target"
+    help_text = keys_overlay(player.spec.command.kind)
+    start_idle(player)
     with mujoco.viewer.launch_passive(player.model, player.data, key_callback=keys.put,
                                       show_left_ui=False, show_right_ui=False) as viewer:
         cam = _camera(player)
         viewer.cam.type, viewer.cam.trackbodyid = cam.type, cam.trackbodyid
         viewer.cam.distance, viewer.cam.elevation, viewer.cam.azimuth = cam.distance, cam.elevation, cam.azimuth
         viewer.cam.lookat[:] = cam.lookat
-        print(f"playing {player.spec.task.id} in a window; {KEYS_HELP}", file=out, flush=True)
+        print(f"playing {player.spec.task.id} in a window; the robot holds still until you press a key "
+              f"(the keys are shown in the window): {KEYS_HELP}", file=out, flush=True)
         fallen, sim_time, start = False, 0.0, time.perf_counter()
         dt = player.spec.timing.control_dt
         while viewer.is_running() and (duration is None or sim_time < duration):
@@ -512,7 +554,7 @@ def run_window(player: Player, duration: float | None = None, out=sys.stdout) ->
                         fallen = player.control_step(resample=False)
                     sim_time += dt
                 overlay = _overlay(player, fallen)
-            viewer.set_texts(overlay)  # it takes the viewer's lock itself
+            viewer.set_texts([overlay, help_text])  # it takes the viewer's lock itself
             viewer.sync()  # the viewer renders at its own pace; control steps run between frames
     _join_viewer_thread()
     return 0

@@ -5,7 +5,7 @@ about 30 ms each) and the task's Gymnasium spec, so the table cannot drift from 
 
     from unilab_envs.catalog import task_catalog, format_table
     print(format_table(task_catalog()))                  # aligned text
-    print(format_table(task_catalog(), markdown=True))   # for the README
+    print(format_table(task_catalog(), markdown=True))   # the task tables of README.md and docs/tasks.md
 """
 
 from __future__ import annotations

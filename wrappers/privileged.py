@@ -30,11 +30,11 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-import gymnasium as gym
 import numpy as np
 from gymnasium.vector import VectorEnv, VectorWrapper
 
 from unilab_envs.config import ConfigError
+from unilab_envs.core.vector_env import observation_box
 
 PARTS = ("clean_obs", "perturbations")
 
@@ -110,7 +110,7 @@ class PrivilegedCritic:
                 self.groups[name] = slice(at, at + width)
                 at += width
         self.size = at
-        self.observation_space = gym.spaces.Box(-np.inf, np.inf, (self.size,), np.float32)
+        self.observation_space = observation_box(self.size)  # finite, as the env's own spaces
         self._out = np.zeros((n, self.size), np.float32)
         self._final = np.zeros((n, self.size), np.float32)
         self._before = np.zeros((n, self.size), np.float32)

@@ -194,3 +194,40 @@ def test_play_notes_actuators_that_differ_from_training(go1_run, tmp_path, capsy
                 "--model-path", str(stiff)]) == 0
     err = capsys.readouterr().err
     assert "Kp differs on 12 actuators (e.g. FR_hip: 60 here, 35 in training)" in err, err
+
+
+def test_the_window_starts_on_a_zero_command_and_lists_its_keys(go1_run):
+    """``unilab play``'s window: the robot waits for the keyboard (zero command, not a random one),
+    and the on-screen key help states the steps the keys really take."""
+    import mujoco
+
+    from trainers.play import TARGET_STEP, VELOCITY_STEP, keys_overlay, start_idle
+
+    player = Player(find_policy(go1_run), seed=1)
+    start_idle(player)
+    assert player.step_count == 0 and np.all(player.command == 0)
+    for _ in range(10):
+        player.control_step(resample=False)
+    assert np.all(player.command == 0)  # nothing but a key changes it
+
+    font, grid, keys, does = keys_overlay(player.spec.command.kind)
+    assert grid == mujoco.mjtGridPos.mjGRID_TOPRIGHT and font == mujoco.mjtFontScale.mjFONTSCALE_100
+    assert len(keys.splitlines()) == len(does.splitlines()) == 5
+    apply_key(player, GLFW_KEYS["up"])
+    apply_key(player, GLFW_KEYS["page_up"])
+    np.testing.assert_allclose(player.command, [VELOCITY_STEP[0], 0.0, VELOCITY_STEP[2]])
+    assert f"forward speed +/- {VELOCITY_STEP[0]:g} m/s" in does and f"yaw rate +/- {VELOCITY_STEP[2]:g} rad/s" in does
+    assert "Space" in keys and "R" in keys.splitlines()
+
+    reach = keys_overlay("reach_target")
+    assert f"target z +/- {TARGET_STEP * 100:.0f} cm" in reach[3] and "Ctrl + right-drag" in reach[2]
+
+
+def test_the_reach_window_starts_with_the_target_at_the_gripper(ur5_run):
+    from trainers.play import start_idle
+    from unilab_envs.deploy.episodes import distance_to_target
+
+    player = Player(find_policy(ur5_run), seed=1)
+    start_idle(player)
+    assert distance_to_target(player.io, player.data, player.state) < 1e-9
+    np.testing.assert_allclose(player.data.mocap_pos[player.io.target_mocap], player.command)

@@ -69,7 +69,12 @@ def overlay_text_pixels(image: np.ndarray) -> int:
     return int((window_of(image)[:160, :200].min(axis=2) > 200).sum())
 
 
-def test_window_shows_the_robot_and_the_command_overlay(go1_run, x_display, tmp_path):
+def key_help_pixels(image: np.ndarray) -> int:
+    """White text pixels in the window's top-right corner, where the key help sits."""
+    return int((window_of(image)[:160, -260:].min(axis=2) > 200).sum())
+
+
+def test_window_shows_the_robot_the_command_overlay_and_the_keys(go1_run, x_display, tmp_path):
     display, framebuffer = x_display
     env = {**os.environ, "DISPLAY": display, "MUJOCO_GL": "glfw", "UNILAB_NUM_THREADS": "1"}
     play = subprocess.Popen([sys.executable, "-m", "trainers.cli", "play", go1_run, "--duration", "6"],
@@ -85,7 +90,7 @@ def test_window_shows_the_robot_and_the_command_overlay(go1_run, x_display, tmp_
             count = robot_pixels(image)
             if count > best:
                 best, shot = count, image
-            if best > 2000 and overlay_text_pixels(shot) > 100:
+            if best > 2000 and overlay_text_pixels(shot) > 100 and key_help_pixels(shot) > 100:
                 break
         assert shot is not None, "no frame was captured while the window was open"
         from PIL import Image
@@ -93,6 +98,8 @@ def test_window_shows_the_robot_and_the_command_overlay(go1_run, x_display, tmp_
         Image.fromarray(np.ascontiguousarray(shot)).save(tmp_path / "window.png")
         assert best > 2000, f"the window shows no robot (dark pixels {best}); see {tmp_path / 'window.png'}"
         assert overlay_text_pixels(shot) > 100, f"no command overlay; see {tmp_path / 'window.png'}"
+        assert key_help_pixels(shot) > 100, f"no key help in the window; see {tmp_path / 'window.png'}"
+        assert "holds still until you press a key" in first, first
         out, err = play.communicate(timeout=120)
         assert play.returncode == 0, err
     finally:

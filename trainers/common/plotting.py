@@ -13,6 +13,13 @@ CURRICULA = (("env/terrain_level", "mean terrain level", "tab:brown"),
              ("env/profile_level", "sim-to-real profile level (0-1)", "tab:purple"))
 
 
+def _legend(ax, **kwargs) -> None:
+    """A legend of ``ax``'s labelled lines; none when it has none (a run that logged no
+    episode or no reward term yet), which matplotlib would otherwise warn about."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(**kwargs)
+
+
 def plot_learning_curve(csv_path: str | Path, png_path: str | Path, title: str = "",
                         max_terms: int = 8) -> Path | None:
     """Episode return (top; with the success rate or the curricula's mean levels) and the largest
@@ -41,11 +48,11 @@ def plot_learning_curve(csv_path: str | Path, png_path: str | Path, title: str =
             for k, label, color in curricula:
                 ax1b.plot(steps, cols[k], color=color, alpha=0.8, label=label)
             ax1b.set_ylabel(" / ".join(label for _, label, _ in curricula))
-            ax1b.legend(loc="lower right")
+            _legend(ax1b, loc="lower right")
     ax1.set_ylabel("return")
     ax1.set_title(title or Path(csv_path).parent.name)
     ax1.grid(alpha=0.3)
-    ax1.legend(loc="upper left")
+    _legend(ax1, loc="upper left")
 
     def magnitude(k: str) -> float:
         vals = [abs(v) for v in cols[k] if not math.isnan(v)]
@@ -60,7 +67,7 @@ def plot_learning_curve(csv_path: str | Path, png_path: str | Path, title: str =
     ax2.set_xlabel("env steps")
     ax2.set_ylabel("reward per step")
     ax2.grid(alpha=0.3)
-    ax2.legend(fontsize=7, ncol=2, loc="best")
+    _legend(ax2, fontsize=7, ncol=2, loc="best")
     fig.tight_layout()
     png_path = Path(png_path)
     fig.savefig(png_path, dpi=100)

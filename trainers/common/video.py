@@ -110,8 +110,10 @@ class VideoRecorder:
         return write_video(self.frames, self.path, self.fps)
 
     def close(self) -> None:
-        """Close the progress bar without writing (an evaluation that failed)."""
+        """Close the progress bar without writing (an evaluation that failed); its last state
+        counts every frame filmed (tqdm skips redraws closer than its ``mininterval``)."""
         if self._bar is not None:
+            self._bar.refresh()
             self._bar.close()
 
 

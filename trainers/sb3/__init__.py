@@ -5,20 +5,22 @@
   DummyVecEnv-exact ``terminal_observation`` / ``TimeLimit.truncated`` infos;
 - ``make_sb3_env``: task id -> batched env -> vector wrappers -> adapter -> VecNormalize;
 - ``RewardTermsCallback``: ``reward/<term>`` means into SB3's logger;
+- ``ProgressCallback``: a progress bar (env steps, steps per second, recent return);
 - ``BatchedNormalActionNoise``: TD3/SAC exploration noise drawn for all envs at once;
 - ``trainers.sb3.cli.train_sb3``: ``unilab train --algo sb3-ppo|sb3-sac|sb3-td3``.
 
     import unilab_envs
     from stable_baselines3 import PPO
-    from trainers.sb3 import make_sb3_env, RewardTermsCallback
+    from trainers.sb3 import make_sb3_env, ProgressCallback, RewardTermsCallback
 
     env = make_sb3_env("UniLab/UR5Reach-v0", 64, seed=0, normalize=True)
-    PPO("MlpPolicy", env).learn(1_000_000, callback=RewardTermsCallback())
+    PPO("MlpPolicy", env, n_steps=32).learn(1_000_000, callback=[RewardTermsCallback(), ProgressCallback()])
 """
 
 import unilab_envs  # noqa: F401  (first: sets the OpenMP wait policy before torch runs; registers UniLab/*)
 from trainers.sb3.adapter import EMPTY_INFO, SB3VecEnv, supports_reset_mask
-from trainers.sb3.callbacks import CheckpointCallback, RewardTermsCallback, find_adapter, save_model, sb3_logger
+from trainers.sb3.callbacks import (CheckpointCallback, ProgressCallback, RewardTermsCallback, find_adapter, save_model,
+                                    sb3_logger)
 from trainers.sb3.env import make_batched_env, make_sb3_env
 from trainers.sb3.noise import BatchedNormalActionNoise
 
@@ -26,6 +28,7 @@ __all__ = [
     "EMPTY_INFO",
     "BatchedNormalActionNoise",
     "CheckpointCallback",
+    "ProgressCallback",
     "RewardTermsCallback",
     "SB3VecEnv",
     "find_adapter",

@@ -4,8 +4,14 @@ SB3 logger writing the bundled runner's ``progress.csv`` + ``tb/``."""
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TextIO
 
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
@@ -17,11 +23,18 @@ from trainers.sb3.adapter import SB3VecEnv
 __all__ = [
     "CheckpointCallback",
     "DumpLogsCallback",
+    "ProgressCallback",
     "RewardTermsCallback",
     "RunLoggerWriter",
+    "StopCallback",
+    "StopRequest",
     "find_adapter",
+    "latest_checkpoint",
+    "load_model",
+    "progress_postfix",
     "save_model",
     "sb3_logger",
+    "stop_on_signals",
 ]
 
 
@@ -60,11 +73,17 @@ class RewardTermsCallback(BaseCallback):
 
 
 def _atomic(save, path: Path) -> None:
+    """``save`` to a temporary name, then rename onto ``path``: an interrupted or failed save
+    leaves the previous ``path`` as it was and no temporary file behind."""
     tmp = path.with_name(path.name + ".tmp")
-    save(tmp)
-    # SB3's model.save appends ".zip" when missing
-    written = tmp if tmp.exists() else tmp.with_name(tmp.name + ".zip")
-    os.replace(written, path)
+    written = tmp.with_name(tmp.name + ".zip")  # SB3's model.save appends ".zip" when missing
+    try:
+        save(tmp)
+        os.replace(tmp if tmp.exists() else written, path)
+    except BaseException:
+        for leftover in (tmp, written):
+            leftover.unlink(missing_ok=True)
+        raise
 
 
 def save_model(model, out: Path, name: str = "model") -> Path:
@@ -78,6 +97,40 @@ def save_model(model, out: Path, name: str = "model") -> Path:
     if isinstance(env, VecNormalize):
         _atomic(env.save, out / f"{name}_vecnormalize.pkl")
     return path
+
+
+def load_model(cls, path: str | Path, env: VecEnv, **kwargs):
+    """``cls.load(path, env=env, **kwargs)``, also for a model saved while UniLab's observation
+    spaces were declared unbounded (+/-inf; they are now bounded by the largest finite float32).
+
+    SB3 compares the saved space with the env's as a whole, bounds included; a saved space of
+    the same shape and dtype whose only difference is those infinite bounds is replaced by the
+    env's. Any other mismatch raises SB3's ``ValueError`` as before."""
+    try:
+        return cls.load(path, env=env, **kwargs)
+    except ValueError as e:
+        if "Observation spaces do not match" not in str(e):
+            raise
+        from stable_baselines3.common.save_util import load_from_zip_file
+
+        saved, now = load_from_zip_file(path, device="cpu")[0]["observation_space"], env.observation_space
+        if not (_was_unbounded(saved) and saved.shape == now.shape and saved.dtype == now.dtype):
+            raise
+    return cls.load(path, env=env, custom_objects={"observation_space": now}, **kwargs)
+
+
+def _was_unbounded(space) -> bool:
+    """A float Box with every bound infinite, as UniLab's observation spaces were declared before."""
+    low, high = getattr(space, "low", None), getattr(space, "high", None)
+    return low is not None and bool(np.all(np.isneginf(low)) and np.all(np.isposinf(high)))
+
+
+def latest_checkpoint(run_dir: str | Path) -> Path | None:
+    """The newer of ``<run_dir>/checkpoint.zip`` and ``model.zip`` (what ``--resume <run dir>``
+    continues from: after Ctrl-C, ``model.zip`` is newer than the last periodic checkpoint),
+    or None when neither exists."""
+    found = [p for p in (Path(run_dir) / "checkpoint.zip", Path(run_dir) / "model.zip") if p.is_file()]
+    return max(found, key=lambda p: p.stat().st_mtime_ns) if found else None
 
 
 class CheckpointCallback(BaseCallback):
@@ -115,6 +168,150 @@ class DumpLogsCallback(BaseCallback):
             self._next = (self.num_timesteps // self.every + 1) * self.every
             self.model.dump_logs()
         return True
+
+
+def progress_postfix(model, started_steps: int, elapsed: float) -> str:
+    """``ret=.. len=.. [succ=..] fps=..``: the mean return and length of SB3's recent episodes
+    (``model.ep_info_buffer``, the last 100), the success rate when the env reports one, and
+    env steps per second since ``started_steps`` (the bundled PPO's bar shows the same)."""
+    episodes = list(model.ep_info_buffer or [])
+    ret = float(np.mean([e["r"] for e in episodes])) if episodes else float("nan")
+    length = float(np.mean([e["l"] for e in episodes])) if episodes else float("nan")
+    parts = [f"ret={ret:.3g}", f"len={length:.0f}"]
+    if model.ep_success_buffer:
+        parts.append(f"succ={float(np.mean(model.ep_success_buffer)):.0%}")
+    fps = (model.num_timesteps - started_steps) / elapsed if elapsed > 0 else 0.0
+    parts.append(f"fps={fps:.0f}")
+    return " ".join(parts)
+
+
+class ProgressCallback(BaseCallback):
+    """Training progress on the terminal, instead of SB3's log tables.
+
+    With ``bar=True`` a tqdm bar over env steps (as the bundled PPO's), its postfix the
+    recent episode return and length and the steps per second (:func:`progress_postfix`);
+    with ``bar=False`` one line every ``1/lines`` of the run, on ``file`` (stdout by
+    default). The target is the ``total_timesteps`` SB3's ``learn`` runs to, so a resumed
+    run's bar starts where the run stopped.
+
+    :param desc: the label in front (the task id, say).
+    :param refresh_s: least seconds between two postfix updates (it averages 100 episodes).
+    """
+
+    def __init__(self, desc: str = "", bar: bool = True, lines: int = 20, file: TextIO | None = None,
+                 refresh_s: float = 0.5, verbose: int = 0):
+        super().__init__(verbose)
+        self.desc, self.use_bar, self.lines, self.file, self.refresh_s = desc, bar, max(int(lines), 1), file, refresh_s
+        self.bar = None
+        self._total = self._start = self._shown = self._next_line = self._printed = 0
+        self._t0 = self._last_refresh = 0.0
+
+    def _on_training_start(self) -> None:
+        self._total = int(self.locals.get("total_timesteps", 0))  # learn's target, already past resumed steps
+        self._start = self._shown = self._printed = self.model.num_timesteps
+        self._t0 = self._last_refresh = time.perf_counter()
+        self._next_line = self._start + self._line_every()
+        if self.use_bar:
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=self._total, initial=self._start, unit="step", unit_scale=True, dynamic_ncols=True,
+                            desc=self.desc or None, smoothing=0.1, mininterval=0.5, file=self.file)
+
+    def _line_every(self) -> int:
+        return max((self._total - self._start) // self.lines, 1)
+
+    def _on_step(self) -> bool:
+        now, steps = time.perf_counter(), self.model.num_timesteps
+        if self.bar is not None:
+            if now - self._last_refresh >= self.refresh_s:
+                self.bar.set_postfix_str(progress_postfix(self.model, self._start, now - self._t0), refresh=False)
+                self._last_refresh = now
+            self.bar.update(steps - self._shown)
+            self._shown = steps
+        elif steps >= self._next_line:
+            self._next_line = steps + self._line_every()
+            self._print_line(steps, now)
+        return True
+
+    def _print_line(self, steps: int, now: float) -> None:
+        self._printed = steps
+        label = f"[{self.desc}] " if self.desc else ""
+        share = f" ({steps / self._total:.0%})" if self._total else ""
+        print(f"{label}steps {steps}/{self._total}{share} {progress_postfix(self.model, self._start, now - self._t0)}",
+              file=self.file or sys.stdout, flush=True)
+
+    def _on_training_end(self) -> None:
+        if self.bar is not None:
+            self.bar.set_postfix_str(progress_postfix(self.model, self._start, time.perf_counter() - self._t0),
+                                     refresh=False)
+            self.bar.update(self.model.num_timesteps - self._shown)
+        elif self.model.num_timesteps > self._printed:
+            self._print_line(self.model.num_timesteps, time.perf_counter())
+        self.close()
+
+    def close(self) -> None:
+        """Close the bar (also when ``learn`` ended in an exception and never called the end hook)."""
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+class StopRequest:
+    """Ctrl-C / SIGTERM during an SB3 run, handled as the bundled PPO does.
+
+    The first signal sets :attr:`requested` (``StopCallback`` then ends ``learn`` after the
+    env step in progress); a second Ctrl-C raises ``KeyboardInterrupt`` at once. While
+    :attr:`saving` is True, signals only print that the save is under way, so the model
+    and its statistics are never left half written.
+    """
+
+    def __init__(self, file: TextIO | None = None):
+        self.requested = False
+        self.saving = False
+        self.signal_name: str | None = None
+        self.file = file
+
+    def handle(self, signum: int, frame=None) -> None:
+        """The signal handler :func:`stop_on_signals` installs."""
+        name = signal.Signals(signum).name
+        out = self.file or sys.stderr
+        if self.saving:
+            print(f"\n[unilab] {name}: saving the model and the learning curve, one moment", file=out, flush=True)
+            return
+        if self.requested and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        self.requested, self.signal_name = True, name
+        print(f"\n[unilab] {name}: stopping after this env step, then saving (Ctrl-C again to stop now)",
+              file=out, flush=True)
+
+
+@contextmanager
+def stop_on_signals(request: StopRequest) -> Iterator[StopRequest]:
+    """Route SIGINT and SIGTERM to ``request.handle`` inside the block (main thread only;
+    elsewhere nothing changes), and restore the previous handlers after it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield request
+        return
+    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    for s in previous:
+        signal.signal(s, request.handle)
+    try:
+        yield request
+    finally:
+        for s, handler in previous.items():
+            if handler is not None:  # None: a handler installed from C, which Python cannot reinstall
+                signal.signal(s, handler)
+
+
+class StopCallback(BaseCallback):
+    """Ends SB3's ``learn`` (``_on_step`` returns False) once ``request.requested`` is set."""
+
+    def __init__(self, request: StopRequest, verbose: int = 0):
+        super().__init__(verbose)
+        self.request = request
+
+    def _on_step(self) -> bool:
+        return not self.request.requested
 
 
 # SB3 logger -> the runner's RunLogger (progress.csv + tb/), same column names

@@ -12,7 +12,12 @@ directory ``args.out`` follows the bundled runner's layout::
     model.zip, model_vecnormalize.pkl   the final model and statistics (also after Ctrl-C)
     learning_curve.png            return and reward terms against env steps
 
-``--resume <checkpoint.zip | run dir>`` continues a run up to ``--total-steps``.
+``--resume <checkpoint.zip | run dir>`` continues a run up to ``--total-steps`` (from a run
+dir: the newer of checkpoint.zip and model.zip).
+
+The terminal shows a progress bar (env steps, steps per second, recent episode return);
+``--no-progress`` prints periodic lines instead, and the config key ``verbose=1`` SB3's own
+log tables. Ctrl-C saves the model and prints the command that continues the run.
 
 Reload for evaluation::
 
@@ -25,6 +30,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +43,9 @@ from stable_baselines3.common.callbacks import CallbackList
 from stable_baselines3.common.vec_env import VecEnv, VecNormalize
 
 from trainers.common.plotting import plot_learning_curve
-from trainers.sb3.callbacks import CheckpointCallback, DumpLogsCallback, RewardTermsCallback, save_model, sb3_logger
+from trainers.sb3.callbacks import (CheckpointCallback, DumpLogsCallback, ProgressCallback, RewardTermsCallback,
+                                    StopCallback, StopRequest, latest_checkpoint, load_model, save_model,
+                                    sb3_logger, stop_on_signals)
 from trainers.sb3.config import ALGOS, ConfigError, SB3TrainConfig, load_config
 from trainers.sb3.env import make_sb3_env
 from trainers.sb3.noise import BatchedNormalActionNoise
@@ -65,14 +74,16 @@ def build_model(algo: str, env: VecEnv, cfg: SB3TrainConfig, *, seed: int | None
     if algo != "sb3-ppo" and cfg.action_noise:
         kwargs["action_noise"] = BatchedNormalActionNoise(env.num_envs, env.action_space.shape[0],
                                                           sigma=cfg.action_noise, seed=seed)
-    return _ALGO_CLASSES[algo](cfg.policy, env, seed=seed, device=device, verbose=0,
+    return _ALGO_CLASSES[algo](cfg.policy, env, seed=seed, device=device, verbose=cfg.verbose,
                                tensorboard_log=tensorboard_log, **kwargs)
 
 
 def _resume_paths(resume: str | Path) -> tuple[Path, Path]:
+    """The checkpoint ``--resume`` names (for a run folder: the newer of checkpoint.zip and
+    model.zip) and its VecNormalize statistics file."""
     path = Path(resume)
     if path.is_dir():
-        path = next((path / n for n in ("checkpoint.zip", "model.zip") if (path / n).exists()), path / "checkpoint.zip")
+        path = latest_checkpoint(path) or path / "checkpoint.zip"
     if not path.exists():
         raise FileNotFoundError(f"--resume: no SB3 checkpoint at {path}")
     return path, path.with_name(path.stem + "_vecnormalize.pkl")
@@ -83,9 +94,14 @@ def train_sb3(args: argparse.Namespace) -> Path:
 
     Reads ``args.algo, task, num_envs, total_steps, device, seed, out`` and, when
     present, ``config`` (YAML path), ``overrides`` (``key=value`` list), ``resume``
-    (checkpoint zip or run directory), ``torch_threads``, ``no_progress`` (no stdout
-    table) and ``print_config`` (print the resolved config and return its path).
-    Ctrl-C stops training, then saves the model and the curve as at the end.
+    (checkpoint zip or run directory), ``torch_threads``, ``no_progress`` (periodic
+    lines instead of the progress bar; config ``verbose=1`` shows SB3's own log tables
+    instead of either) and ``print_config`` (print the resolved config and return its path).
+
+    Ctrl-C or SIGTERM stops training after the env step in progress (a second Ctrl-C stops
+    at once), saves the model, its VecNormalize statistics and the curve as at the end,
+    prints one line on stderr naming them and the command that continues the run, and sets
+    ``args.interrupted = True`` (False after a complete run).
 
     Every setting (config keys, ``algo_kwargs`` against the SB3 constructor, task id,
     ``--num-envs``, ``sim2real``, ``--resume``) is checked, and the env and model are
@@ -118,40 +134,86 @@ def train_sb3(args: argparse.Namespace) -> Path:
         first = (str(e).strip().splitlines() or [type(e).__name__])[0]
         raise ConfigError(f"cannot build {args.task} with env={cfg.env}: {first}") from None
     try:
-        try:
-            if resume:
-                ckpt, stats = _resume_paths(resume)
-                if stats.exists() and isinstance(env, VecNormalize):
-                    env = VecNormalize.load(str(stats), env.venv)
-                model = _ALGO_CLASSES[algo].load(ckpt, env=env, device=device)
-                print(f"[unilab] resumed {ckpt} at {model.num_timesteps} env steps")
-            else:
-                model = build_model(algo, env, cfg, seed=seed, device=device)
-        except (TypeError, ValueError, AssertionError) as e:  # SB3 rejects a value (n_steps=0, a bad net_arch ...)
-            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-            raise ConfigError(f"{_ALGO_CLASSES[algo].__name__} rejects this config: {first}") from None
+        model, env = _load_or_build(algo, env, cfg, resume, seed=seed, device=device)
         out.mkdir(parents=True, exist_ok=True)
         (out / "config.yaml").write_text(text)
-        start = model.num_timesteps
-        model.set_logger(sb3_logger(out, algo, stdout=not getattr(args, "no_progress", False),
-                                    resume_step=start or None))
-        every = cfg.checkpoint_every or max(total_steps // 10, num_envs)
-        callbacks = [RewardTermsCallback(), CheckpointCallback(out, every)]
-        log_interval: int | None = cfg.log_interval
-        if algo != "sb3-ppo":
-            callbacks.append(DumpLogsCallback(cfg.log_every or max(1000, 10 * num_envs)))
-            log_interval = None
+        path, interrupted = _learn_and_save(model, out, args.task, algo, total_steps, cfg,
+                                            bar=not getattr(args, "no_progress", False))
+    finally:
+        env.close()
+    args.interrupted = interrupted
+    if interrupted:
+        print(_stopped_message(args, out, model.num_timesteps), file=sys.stderr, flush=True)
+    return path
+
+
+def _load_or_build(algo: str, env: VecEnv, cfg: SB3TrainConfig, resume: str | None, *, seed: int | None,
+                   device: str) -> tuple[BaseAlgorithm, VecEnv]:
+    """The model to train: loaded from ``resume`` (with its VecNormalize statistics, which
+    replace ``env``'s), else a new one. SB3 rejecting a value becomes a :class:`ConfigError`."""
+    try:
+        if not resume:
+            return build_model(algo, env, cfg, seed=seed, device=device), env
+        ckpt, stats = _resume_paths(resume)
+        if stats.exists() and isinstance(env, VecNormalize):
+            env = VecNormalize.load(str(stats), env.venv)
+        model = load_model(_ALGO_CLASSES[algo], ckpt, env, device=device, verbose=cfg.verbose)
+        print(f"[unilab] resumed {ckpt} at {model.num_timesteps} env steps")
+        return model, env
+    except (TypeError, ValueError, AssertionError) as e:  # SB3 rejects a value (n_steps=0, a bad net_arch ...)
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise ConfigError(f"{_ALGO_CLASSES[algo].__name__} rejects this config: {first}") from None
+
+
+def _learn_and_save(model: BaseAlgorithm, out: Path, task: str, algo: str, total_steps: int, cfg: SB3TrainConfig,
+                    bar: bool) -> tuple[Path, bool]:
+    """Train up to ``total_steps``, then save the model and the learning curve.
+
+    Progress shows as a bar (``bar``) or periodic lines, or, with ``cfg.verbose``, as SB3's own
+    log tables. Ctrl-C or SIGTERM stops after the env step in progress (a second Ctrl-C at
+    once); the model is saved either way. Returns the model's path and whether a signal
+    stopped the run.
+    """
+    start = model.num_timesteps
+    model.set_logger(sb3_logger(out, algo, stdout=cfg.verbose > 0, resume_step=start or None))
+    every = cfg.checkpoint_every or max(total_steps // 10, model.n_envs)
+    request = StopRequest()
+    progress = None if cfg.verbose else ProgressCallback(desc=task, bar=bar)
+    callbacks = [RewardTermsCallback(), CheckpointCallback(out, every), StopCallback(request),
+                 *([progress] if progress else [])]
+    log_interval: int | None = cfg.log_interval
+    if algo != "sb3-ppo":
+        callbacks.append(DumpLogsCallback(cfg.log_every or max(1000, 10 * model.n_envs)))
+        log_interval = None
+    interrupted = False
+    with stop_on_signals(request):
         try:
             model.learn(total_timesteps=max(total_steps - start, 0), callback=CallbackList(callbacks),
                         log_interval=log_interval, reset_num_timesteps=not start)
-        except KeyboardInterrupt:
-            print(f"[unilab] interrupted at {model.num_timesteps} env steps; saving")
+        except KeyboardInterrupt:  # the second Ctrl-C: stop now
+            interrupted = True
+        finally:
+            if progress is not None:
+                progress.close()
+        request.saving = True  # from here on a signal waits for the files to be written
         path = save_model(model, out, "model")
         model.logger.close()
-        plot_learning_curve(out / "progress.csv", out / "learning_curve.png", title=f"{algo} on {args.task}")
-    finally:
-        env.close()
-    return path
+        plot_learning_curve(out / "progress.csv", out / "learning_curve.png", title=f"{algo} on {task}")
+    return path, interrupted or request.requested
+
+
+def _stopped_message(args: argparse.Namespace, out: Path, steps: int) -> str:
+    """One line: where the interrupted run was saved, and the command that continues it."""
+    saved = f"{out / 'model.zip'}" + (" and its VecNormalize statistics (model_vecnormalize.pkl)"
+                                      if (out / "model_vecnormalize.pkl").exists() else "")
+    argv = ["unilab", "train", "--algo", args.algo, "--task", args.task, "--num-envs", str(args.num_envs),
+            "--total-steps", str(args.total_steps), "--out", str(out), "--resume", str(out)]
+    if getattr(args, "config", None):
+        argv += ["--config", str(args.config)]
+    if getattr(args, "device", None) not in (None, "auto"):
+        argv += ["--device", str(args.device)]
+    argv += list(getattr(args, "overrides", None) or [])
+    return f"[unilab] stopped at {steps} env steps; saved {saved}. Continue with: {shlex.join(argv)}"
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -44,6 +44,10 @@ class SB3TrainConfig:
     :param log_every: SAC/TD3: env steps (summed over envs) between log dumps; 0 picks
         ``max(1000, 10 * num_envs)``. (SB3 counts episodes there, which with thousands
         of envs means several dumps per step.)
+    :param verbose: SB3's own verbosity. 0 (default): a progress bar (env steps, steps per
+        second, recent episode return; periodic lines with ``--no-progress``). 1: SB3's log
+        table on stdout at every dump, and its info messages, instead of the bar. 2: also
+        SB3's debug messages.
     """
 
     policy: str = "MlpPolicy"
@@ -57,6 +61,7 @@ class SB3TrainConfig:
     checkpoint_every: int = 0
     log_interval: int = 1
     log_every: int = 0
+    verbose: int = 0
 
     def __post_init__(self) -> None:
         require(self.clip_obs > 0, f"clip_obs must be > 0, got {self.clip_obs}")
@@ -65,6 +70,8 @@ class SB3TrainConfig:
                 f"action_noise must be >= 0, got {self.action_noise}")
         require(self.log_every >= 0, f"log_every must be >= 0, got {self.log_every}")
         require(self.log_interval >= 1, f"log_interval must be >= 1, got {self.log_interval}")
+        require(self.verbose in (0, 1, 2), f"verbose must be 0 (progress bar), 1 (SB3's log tables) or 2 "
+                                            f"(also SB3's debug messages), got {self.verbose}")
         for name in ("algo_kwargs", "env"):
             require(isinstance(getattr(self, name), dict),
                     f"{name} must be a mapping, got {type(getattr(self, name)).__name__}")

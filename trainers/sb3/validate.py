@@ -18,7 +18,7 @@ from unilab_envs.config import ConfigError, closest, did_you_mean, unknown_key_e
 
 #: constructor arguments the CLI sets itself (from flags), not through ``algo_kwargs``
 SET_BY_CLI = {"policy": "the 'policy' config key", "env": "--task", "seed": "--seed", "device": "--device",
-              "verbose": "the CLI", "tensorboard_log": "the run folder (tb/)", "_init_setup_model": "SB3"}
+              "verbose": "the 'verbose' config key", "tensorboard_log": "the run folder (tb/)", "_init_setup_model": "SB3"}
 
 
 def constructor_keywords(cls: type[BaseAlgorithm]) -> list[str]:
@@ -69,7 +69,9 @@ def check_run(cls: type[BaseAlgorithm], algo: str, task: str | None, num_envs: i
     if resume is not None:
         path = Path(resume)
         if path.is_dir():
-            path = next((path / n for n in ("checkpoint.zip", "model.zip") if (path / n).exists()), path / "checkpoint.zip")
+            from trainers.sb3.callbacks import latest_checkpoint
+
+            path = latest_checkpoint(path) or path / "checkpoint.zip"
         if not path.exists():
             raise ConfigError(f"--resume: no SB3 checkpoint at {path}; give the run folder of an earlier "
                               f"`unilab train --algo {algo}` or its checkpoint.zip / model.zip")

@@ -33,7 +33,9 @@ Contract:
   the model's defaults, not to the task's initial state).
 * Tasks with a critic-only observation put it in ``info["privileged_obs"]``
   (and ``info["final_privileged_obs"]`` in SAME_STEP), and describe it in
-  ``privileged_observation_space``.
+  ``privileged_observation_space``. Both observation spaces are float32 Boxes
+  bounded by the largest finite float32 (``OBS_BOUND``): observations are
+  always finite.
 * Seeding: ``reset(seed=s)`` gives env ``i`` the stream of seed ``s + i``; the
   same seed gives bit-identical trajectories whatever the thread count.
 * The first ``reset`` spreads the episode counters uniformly over
@@ -67,6 +69,16 @@ from unilab_envs.threads import numba_threads, resolve_num_threads
 compile_notice.install()  # one line on stderr when the first kernel compiles (a cold Numba cache)
 
 SPREAD_STREAM = 1  # the RNG stream that draws spread episode starts
+#: The bound of every observation and privileged-observation element: any finite float32.
+#: Observations are never inf or NaN (a diverged row's non-finite entries become 0, see the
+#: module docstring), so the spaces say so instead of declaring +/-inf.
+OBS_BOUND = float(np.finfo(np.float32).max)
+
+
+def observation_box(size: int) -> gym.spaces.Box:
+    """The ``(size,)`` float32 space of finite observations, ``[-OBS_BOUND, OBS_BOUND]``."""
+    return gym.spaces.Box(-OBS_BOUND, OBS_BOUND, (size,), np.float32)
+
 #: the env's own per-env bookkeeping that get_state saves besides physics and task
 _ENV_STATE = ("_rng", "seeds", "_seeded", "_episode_step", "_pending_reset", "_warning_total", "_obs", "_privileged_obs")
 
@@ -146,11 +158,11 @@ class UniLabVectorEnv(VectorEnv):
         self.task.bind(self.batch, self.num_envs)
 
         n, o, p, a, k = self.num_envs, self.task.obs_size, self.task.privileged_obs_size, self.task.action_size, len(self.task.reward_names)
-        self.single_observation_space = gym.spaces.Box(-np.inf, np.inf, (o,), np.float32)
+        self.single_observation_space = observation_box(o)
         self.single_action_space = gym.spaces.Box(-1.0, 1.0, (a,), np.float32)
         self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, n)
         self.action_space = gym.vector.utils.batch_space(self.single_action_space, n)
-        self.privileged_observation_space = gym.spaces.Box(-np.inf, np.inf, (p,), np.float32) if p else None
+        self.privileged_observation_space = observation_box(p) if p else None
         self.obs_groups: dict[str, slice] = dict(self.task.obs_groups)
         self.reward_names: tuple[str, ...] = tuple(self.task.reward_names)
 

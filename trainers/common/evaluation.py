@@ -1,0 +1,209 @@
+"""One evaluation frame for both trainers: which episodes count, what is filmed, what is reported.
+
+:func:`run_episodes` steps a Gymnasium ``VectorEnv`` with a deterministic action function
+(``obs -> actions``) and returns an :class:`EvalResult`. ``trainers.ppo.evaluate.evaluate``
+(the bundled PPO) and ``trainers.sb3.evaluate.evaluate_sb3`` (SB3 runs, on the Gymnasium
+env under our SB3 adapter) both call it, so their numbers are measured the same way:
+
+- **episode selection**: every env contributes the same number of whole episodes,
+  ``ceil(episodes / num_envs)`` (:func:`episodes_per_env`), so the count can exceed
+  ``episodes``. Taking the first ``episodes`` to finish instead would over-count short
+  (often failed) episodes. With ``skip_first`` each env's first episode is left out: it may
+  be partial when the env spreads episode start times at reset.
+- **metrics**: mean / std return and mean length over the counted episodes (the raw env
+  reward), success rate (where the env reports ``info["is_success"]``), fall rate (the
+  share that ended ``terminated`` rather than truncated), per-step means of
+  ``info["reward_terms"]`` over the counted episodes, and the joystick tasks' planar
+  velocity tracking share.
+- **video**: one whole episode of env 0 (its second when ``skip_first``, the first counted).
+
+Both autoreset modes are handled: SAME_STEP (a done row already holds the next episode) and
+NEXT_STEP (the step after a done resets that row; its reward is not counted).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+
+from .video import VideoRecorder
+
+__all__ = ["EvalResult", "episodes_per_env", "run_episodes", "video_fps"]
+
+#: ``obs (N, *obs_shape) -> actions (N, *act_shape)``: the deterministic policy, raw observations in
+ActionFn = Callable[[np.ndarray], np.ndarray]
+
+
+@dataclasses.dataclass
+class EvalResult:
+    """What an evaluation measured over its counted episodes (see the module docstring)."""
+
+    episodes: int
+    mean_return: float
+    std_return: float
+    mean_length: float
+    success_rate: float | None
+    fall_rate: float           # fraction of episodes that ended terminated (not truncated)
+    video: Path | None
+    reward_terms: dict = dataclasses.field(default_factory=dict)  # per-step means over the counted episodes
+    tracking_share: float | None = None  # joystick tasks: planar (vx, vy) tracking reward / its maximum
+
+    def summary(self) -> str:
+        """One line: return, length, how episodes ended, tracking and success, the video.
+
+        How episodes ended depends on whether the task reports success: where it does (reach,
+        grasp), a success may end the episode, so the share that ended before the time limit is
+        "ended early", printed beside the success rate; elsewhere a termination is a failure
+        (a fall, for the joystick tasks) and is printed as "terminated".
+        """
+        s = (f"episodes {self.episodes}  return {self.mean_return:.3f} +- {self.std_return:.3f}  "
+             f"length {self.mean_length:.1f}")
+        if self.success_rate is None:
+            s += f"  terminated {self.fall_rate:.1%}"
+        if self.tracking_share is not None:
+            s += f"  planar velocity tracking {self.tracking_share:.1%} of max"
+        if self.success_rate is not None:
+            s += f"  success {self.success_rate:.1%}  ended early {self.fall_rate:.1%} (a success can end an episode)"
+        if self.video is not None:
+            s += f"  video {self.video}"
+        return s
+
+
+def episodes_per_env(episodes: int, num_envs: int) -> int:
+    """Whole episodes each env contributes: ``ceil(episodes / num_envs)``."""
+    return -(-episodes // num_envs)
+
+
+def video_fps(env: gym.vector.VectorEnv) -> int:
+    """The env's ``render_fps`` (30 when it states none): the frame rate of its video."""
+    return int(env.metadata.get("render_fps") or 30)
+
+
+def _same_step(env: gym.vector.VectorEnv) -> bool:
+    """Whether ``env`` autoresets in SAME_STEP mode; ``ValueError`` for one that does not autoreset."""
+    from trainers.ppo.collector import autoreset_mode
+
+    return autoreset_mode(env) == gym.vector.AutoresetMode.SAME_STEP
+
+
+def _as_env_actions(actions: np.ndarray, space: gym.Space) -> np.ndarray:
+    """``actions`` as the env takes them: clipped to a Box's bounds (as the env clips) in its dtype."""
+    if isinstance(space, gym.spaces.Box):
+        low, high = space.low.astype(np.float32), space.high.astype(np.float32)
+        return np.clip(np.asarray(actions), low, high).astype(space.dtype)
+    return np.asarray(actions)
+
+
+def _final_value(info: dict, key: str, i: int):
+    """``info[key]`` of row ``i`` at the step its episode ended, ``None`` when not reported.
+
+    Gymnasium's SAME_STEP ``SyncVectorEnv`` puts a done row's step info in ``info["final_info"]``
+    (``info`` then holds the next episode's reset info); our envs report it in ``info`` itself.
+    """
+    final = info.get("final_info")
+    source = final if isinstance(final, dict) and ("_final_info" not in info or info["_final_info"][i]) else info
+    if key not in source:
+        return None
+    mask = source.get(f"_{key}")
+    return None if mask is not None and not mask[i] else source[key][i]
+
+
+@dataclasses.dataclass
+class _Counted:
+    """The counted episodes, one entry each, and the reward-term sums over their steps."""
+
+    returns: list = dataclasses.field(default_factory=list)
+    lengths: list = dataclasses.field(default_factory=list)
+    terminated: list = dataclasses.field(default_factory=list)
+    successes: list = dataclasses.field(default_factory=list)
+    term_sums: dict = dataclasses.field(default_factory=dict)
+
+
+def _summarize(counted: _Counted, env: gym.vector.VectorEnv, video: Path | None) -> EvalResult:
+    """The :class:`EvalResult` of the counted episodes (reward terms per step over all their steps)."""
+    from trainers.ppo.joystick_eval import tracking_share
+
+    per_step_terms = {k: float(v / max(sum(counted.lengths), 1)) for k, v in counted.term_sums.items()}
+    returns = np.asarray(counted.returns)
+    return EvalResult(episodes=len(returns), mean_return=float(returns.mean()), std_return=float(returns.std()),
+                      mean_length=float(np.mean(counted.lengths)),
+                      success_rate=float(np.mean(counted.successes)) if counted.successes else None,
+                      fall_rate=float(np.mean(counted.terminated)), video=video,
+                      reward_terms=per_step_terms, tracking_share=tracking_share(env, per_step_terms))
+
+
+def run_episodes(env: gym.vector.VectorEnv, act: ActionFn, episodes: int, seed: int,
+                 recorder: VideoRecorder | None = None, skip_first: bool = True) -> EvalResult:
+    """Evaluate the deterministic ``act`` on ``env`` (reset with ``seed``): each of the
+    ``env.num_envs`` envs contributes :func:`episodes_per_env` whole episodes.
+
+    ``act`` maps the env's raw observation batch to actions (any observation normalization
+    is its own); Box actions are clipped to the action space before the step. ``skip_first``
+    leaves out each env's first episode (partial when the env spreads episode starts).
+    ``recorder``: film one whole episode of env 0 (the first counted one) and write it; the
+    env must render ``rgb_array``. The caller owns ``env`` and closes it.
+    """
+    num_envs = env.num_envs
+    space = env.single_action_space
+    same_step = _same_step(env)
+    obs, info = env.reset(seed=seed)
+    ret = np.zeros(num_envs)
+    length = np.zeros(num_envs, np.int64)
+    # envs may spread episode start times at reset: each env's first episode can be a
+    # partial one, so it is skipped (and env 0's second episode is filmed)
+    seen = np.zeros(num_envs, np.int64) if skip_first else np.ones(num_envs, np.int64)
+    # every env contributes the same number of episodes, so short (failed) episodes are
+    # not over-represented by finishing first
+    stop_at = episodes_per_env(episodes, num_envs) + 1
+    counted = _Counted()
+    term_acc: dict[str, np.ndarray] = {}   # per-env running sums of each reward term
+    filming = recorder is not None and not skip_first
+    pending = np.zeros(num_envs, bool)  # NEXT_STEP: the next step resets these rows
+    try:
+        if filming:
+            recorder.add(env.render())
+        while seen.min() < stop_at:
+            obs, reward, term, trunc, info = env.step(_as_env_actions(act(obs), space))
+            valid = ~pending
+            ret += np.where(valid, reward, 0.0)
+            length += valid
+            term = np.asarray(term, bool)
+            done = (term | np.asarray(trunc, bool)) & valid
+            for k, v in info.get("reward_terms", {}).items():
+                acc = term_acc.setdefault(k, np.zeros(num_envs))
+                acc += np.where(valid, v, 0.0)
+            if filming:
+                if not (done[0] and same_step):  # SAME_STEP: env 0 already shows the next episode
+                    recorder.add(env.render())
+                if done[0] or recorder.full:
+                    filming = False
+            for i in np.flatnonzero(done):
+                if 0 < seen[i] < stop_at:
+                    counted.returns.append(ret[i])
+                    counted.lengths.append(length[i])
+                    counted.terminated.append(bool(term[i]))
+                    success = _final_value(info, "is_success", i)
+                    if success is not None:
+                        counted.successes.append(bool(success))
+                    for k, acc in term_acc.items():
+                        counted.term_sums[k] = counted.term_sums.get(k, 0.0) + acc[i]
+            for acc in term_acc.values():
+                acc[done] = 0.0
+            seen += done
+            if recorder is not None and done[0] and seen[0] == 1 and not recorder.frames:
+                filming = True
+                recorder.add(env.render())
+            ret[done] = 0.0
+            length[done] = 0
+            if not same_step:
+                pending = done
+    except BaseException:
+        if recorder is not None:
+            recorder.close()
+        raise
+    video = recorder.write() if recorder is not None else None
+    return _summarize(counted, env, video)
