@@ -21,23 +21,21 @@ def tiny_cfg(out, **over) -> TrainConfig:
     return from_dict(TrainConfig, deep_merge(base, over))
 
 
-def _flat_state(path):
-    ckpt = load_checkpoint(path, CKPT_FORMAT, CKPT_VERSION)
-    out = {}
+def flat_leaves(tree, prefix: str = "") -> dict:
+    """Every leaf of nested dicts / lists / tuples, keyed by its ``/``-joined path."""
+    if isinstance(tree, dict):
+        return {k: v for key, sub in tree.items() for k, v in flat_leaves(sub, f"{prefix}/{key}").items()}
+    if isinstance(tree, (list, tuple)):
+        return {k: v for i, sub in enumerate(tree) for k, v in flat_leaves(sub, f"{prefix}/{i}").items()}
+    return {prefix: tree}
 
-    def walk(prefix, obj):
-        if isinstance(obj, torch.Tensor):
-            out[prefix] = obj
-        elif isinstance(obj, dict):
-            for k, v in obj.items():
-                walk(f"{prefix}/{k}", v)
-        elif isinstance(obj, (list, tuple)):
-            for i, v in enumerate(obj):
-                walk(f"{prefix}/{i}", v)
-        elif isinstance(obj, (int, float)) and not isinstance(obj, bool):
-            out[prefix] = obj
-    walk("", {k: ckpt[k] for k in ("algo", "iteration", "env_steps", "rng", "env_state", "collector")})
-    return out
+
+def _flat_state(path):
+    """The tensors and numbers of a checkpoint's learner, counters, RNG, env and collector state."""
+    ckpt = load_checkpoint(path, CKPT_FORMAT, CKPT_VERSION)
+    leaves = flat_leaves({k: ckpt[k] for k in ("algo", "iteration", "env_steps", "rng", "env_state", "collector")})
+    return {k: v for k, v in leaves.items()
+            if isinstance(v, torch.Tensor) or (isinstance(v, (int, float)) and not isinstance(v, bool))}
 
 
 @pytest.mark.parametrize("mode, overlap", [("SameStep", False), ("NextStep", False), ("SameStep", True),

@@ -14,6 +14,7 @@ import pytest
 import torch
 
 import unilab_envs  # noqa: F401  registers UniLab/*
+from tests.trainers.test_ppo_checkpoint import flat_leaves
 from trainers.common.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from trainers.common.logging import read_csv
 from trainers.ppo import train
@@ -31,19 +32,7 @@ ROUGH_CURRICULUM = {"init_levels": [5, 9]}
 def run_state(path) -> dict:
     """Every value of a checkpoint but its config (which names the run's folder) and wall time, by path."""
     ckpt = load_checkpoint(path, CKPT_FORMAT, CKPT_VERSION)
-    out = {}
-
-    def walk(prefix, obj):
-        if isinstance(obj, dict):
-            for k, v in obj.items():
-                walk(f"{prefix}/{k}", v)
-        elif isinstance(obj, (list, tuple)):
-            for i, v in enumerate(obj):
-                walk(f"{prefix}/{i}", v)
-        else:
-            out[prefix] = obj
-    walk("", {k: v for k, v in ckpt.items() if k not in ("config", "wall_time")})
-    return out
+    return flat_leaves({k: v for k, v in ckpt.items() if k not in ("config", "wall_time")})
 
 
 def assert_same_run_state(a_path, b_path) -> None:
