@@ -38,7 +38,6 @@ import functools
 import os
 import signal
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -51,6 +50,7 @@ from unilab_envs.threads import torch_thread_count
 from ..common.checkpoint import CheckpointError, load_checkpoint, save_checkpoint, to_numpy, to_tensors
 from ..common.denormals import denormals_flushed
 from ..common.logging import RunLogger
+from ..common.signals import route_stop_signals
 from .algorithm import PPO
 from .collector import Collector
 from .config import TrainConfig, to_dict
@@ -496,10 +496,6 @@ def _postfix(s: dict) -> str:
 
 def _install_stop_handlers(runner: Runner):
     """First Ctrl-C / SIGTERM: stop after this iteration; second Ctrl-C: KeyboardInterrupt now."""
-    if threading.current_thread() is not threading.main_thread():
-        return lambda: None
-    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-
     def handler(signum, frame):
         if runner._stop and signum == signal.SIGINT:
             raise KeyboardInterrupt
@@ -507,14 +503,7 @@ def _install_stop_handlers(runner: Runner):
         print(f"\n[unilab] {signal.Signals(signum).name}: finishing iteration {runner.iteration + 1}, then saving "
               f"(Ctrl-C again to stop now)", file=sys.stderr, flush=True)
 
-    for s in previous:
-        signal.signal(s, handler)
-
-    def restore():
-        for s, h in previous.items():
-            if h is not None:  # None: a handler installed from C, which Python cannot reinstall
-                signal.signal(s, h)
-    return restore
+    return route_stop_signals(handler)
 
 
 def train(config: TrainConfig | dict | str | Path, env: gym.vector.VectorEnv | None = None,

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import signal
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,6 +17,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import HumanOutputFormat, KVWriter, Logger
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper, VecNormalize
 
+from trainers.common.signals import route_stop_signals
 from trainers.sb3.adapter import SB3VecEnv
 
 __all__ = [
@@ -289,18 +289,11 @@ class StopRequest:
 def stop_on_signals(request: StopRequest) -> Iterator[StopRequest]:
     """Route SIGINT and SIGTERM to ``request.handle`` inside the block (main thread only;
     elsewhere nothing changes), and restore the previous handlers after it."""
-    if threading.current_thread() is not threading.main_thread():
-        yield request
-        return
-    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    for s in previous:
-        signal.signal(s, request.handle)
+    restore = route_stop_signals(request.handle)
     try:
         yield request
     finally:
-        for s, handler in previous.items():
-            if handler is not None:  # None: a handler installed from C, which Python cannot reinstall
-                signal.signal(s, handler)
+        restore()
 
 
 class StopCallback(BaseCallback):
