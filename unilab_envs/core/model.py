@@ -237,8 +237,7 @@ def servo_joint_actuators(model: mujoco.MjModel, actuator_ids, kp, kd, *, gains:
     kp, kd = np.asarray(kp, dtype=np.float64).ravel(), np.asarray(kd, dtype=np.float64).ravel()
     if kp.size != len(ids) or kd.size != len(ids):
         raise ConfigError(f"{gains} need one gain per driven joint ({len(ids)}, in action order), got {kp.size} and {kd.size}")
-    if not (np.all(kp > 0) and np.all(kd >= 0)):
-        raise ConfigError(f"{gains} must be > 0 / >= 0, got {kp.tolist()} / {kd.tolist()}")
+    require_gains(kp.tolist(), kd.tolist(), gains)
     kinds = tuple(actuator_kind(model, a) for a in ids)  # refuse before changing anything
     if MOTOR not in kinds:
         return kinds
