@@ -37,6 +37,7 @@ import torch
 import unilab_envs  # noqa: F401  (registers UniLab/*)
 from trainers.common.envs import make_vec_env
 from trainers.ppo import Runner, load_config
+from trainers.ppo.mixed_precision import cpu_has_bf16
 from trainers.ppo.models import ActorCritic, EmpiricalNormalizer
 
 G1 = "UniLab/G1Joystick-v0"
@@ -77,9 +78,13 @@ def exploring_return(policy: ActorCritic, normalizer: EmpiricalNormalizer, num_e
 
 
 @pytest.mark.slow
-def test_g1_committed_config_learns_to_stay_up_while_exploring(tmp_path):
+@pytest.mark.parametrize("amp", [
+    False,
+    pytest.param(True, marks=pytest.mark.skipif(not cpu_has_bf16(), reason="this CPU has no native bf16")),
+], ids=["float32", "bf16"])
+def test_g1_committed_config_learns_to_stay_up_while_exploring(tmp_path, amp):
     committed = load_config(G1)
-    cfg = load_config(G1, out=str(tmp_path / "run"), num_envs=NUM_ENVS, seed=0, overrides=QUIET,
+    cfg = load_config(G1, out=str(tmp_path / "run"), num_envs=NUM_ENVS, seed=0, overrides=[*QUIET, f"algo.amp={str(amp).lower()}"],
                       total_steps=NUM_ENVS * committed.algo.num_steps * ITERATIONS)
     runner = Runner(cfg)
     try:
