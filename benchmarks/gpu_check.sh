@@ -117,8 +117,10 @@ add("gpu tests (pytest -m gpu)", a[2], a[3], detail)
 add(f"unilab bench", a[4], a[5])
 try:
     for r in json.loads((out / "bench.json").read_text())["rows"]:
-        ok = "ERROR" if r.get("error") else ("-" if r.get("budget") is None else ("ok" if r["ratio"] >= r["budget"] else "BELOW"))
+        ok = r.get("status") or ("ERROR" if r.get("error") else ("-" if r.get("budget") is None else ("ok" if r["ratio"] >= r["budget"] else "BELOW")))
         ratio = "n/a" if r.get("ratio") is None else f"{r['ratio']:.3g}"
+        if r.get("ratio_iqr") and None not in r["ratio_iqr"]:
+            ratio += f" (median of {r.get('repetitions')}, IQR {r['ratio_iqr'][0]:.3g}-{r['ratio_iqr'][1]:.3g})"
         budget = f" (budget >={r['budget']:g})" if r.get("budget") is not None else ""
         add(f"  bench {r['row']}: {r['name']}", ok, "", f"ratio {ratio}{budget}" + (f" {r['error']}" if r.get("error") else ""))
 except Exception as exc:  # noqa: BLE001

@@ -36,6 +36,8 @@ def test_quick_run_writes_table_json_png(quick_run, capsys):
         assert not r.get("error"), r
         assert r["ratio"] is not None and math.isfinite(r["ratio"]) and r["ratio"] > 0, r
         assert r["baseline"] > 0 and r["ours"] > 0, r
+        assert r["repetitions"] >= 1 and r["ratio_iqr"][0] <= r["ratio"] <= r["ratio_iqr"][1], r  # median and spread
+        assert r["status"] in ("ok", "BELOW", "-", "ok, IQR straddles", "BELOW, IQR straddles"), r
     assert any(r["budget"] == 12.0 for r in rows if r["row"] == 1)
     assert any(r["name"].startswith("memory floor") for r in rows if r["row"] == 1)
     if cpu_has_bf16():  # algo.amp's rows: the update at the Go1 and G1 sizes, training vs env-only

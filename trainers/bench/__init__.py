@@ -1,12 +1,13 @@
 """``unilab bench``: performance ratios measured side by side in one run, one table.
 
-Rows (each a ratio; ``ratio >= budget`` passes, see ``docs/architecture.md``,
-"Performance budget"):
+Rows (each the median of per-repetition ratios, reference and candidate alternating in one
+process, with its interquartile range; ``ratio >= budget`` passes, see ``docs/architecture.md``,
+"Performance budget", and :mod:`.stats`):
 
 1. post-processing on a live G1 batch (8192 envs, obs 101 + privileged 45, act 29, 17
    terms): the G1 task's own fused Numba kernel vs NumPy doing the same computation at
    the same precision, on one thread (the budget) and on row-shard threads, beside the
-   memory floor (:mod:`.postprocess`);
+   memory floor, each call timed right after a physics step as in the env (:mod:`.postprocess`);
 2. env step vs the ``mujoco.batch`` floor, per task (:mod:`.env_speed`);
 3. rollout storage: SB3 ``RolloutBuffer`` vs ours, fill + GAE + minibatches (:mod:`.storage`);
 4. PPO update: SB3 ``PPO.train()`` vs ours, fp32 and bf16 autocast on CUDA (:mod:`.update`);

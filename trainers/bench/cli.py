@@ -32,14 +32,15 @@ class Sizes:
     e2e_envs: int
     e2e_iters: int
     rounds: int
+    post_reps: int  # row 1: alternating repetitions per path, each call after its own physics step
 
 
 def pick_sizes(quick: bool, cuda: bool) -> Sizes:
     if quick:
-        return Sizes(1024, 32, 3, 1, 64, 64, 8, 32, 2, 1)
+        return Sizes(1024, 32, 3, 1, 64, 64, 8, 32, 2, 1, 3)
     if cuda:
-        return Sizes(8192, 4096, 20, 3, 4096, 4096, 24, 4096, 5, 3)
-    return Sizes(8192, 1024, 10, 3, 1024, 512, 24, 1024, 3, 3)  # rows 5-6 at the Go1 training size
+        return Sizes(8192, 4096, 20, 5, 4096, 4096, 24, 4096, 5, 5, 15)
+    return Sizes(8192, 1024, 10, 5, 1024, 512, 24, 1024, 5, 5, 15)  # rows 5-6 at the Go1 training size
 
 
 def parse_rows(text: str) -> list[int]:
@@ -77,8 +78,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run_row(row: int, sizes: Sizes, device, threads: int, tasks: list[str]) -> list[dict]:
     if row == 1:
         from .postprocess import bench_postprocess
-        return bench_postprocess(sizes.post_envs, threads, reps=3 if sizes.rounds == 1 else 10,
-                                 rounds=max(2, sizes.rounds))
+        return bench_postprocess(sizes.post_envs, threads, reps=sizes.post_reps)
     if row == 2:
         from .end_to_end import bench_env_vs_floor
         return bench_env_vs_floor(tasks, sizes.env_envs, threads, sizes.env_steps, sizes.env_rounds)
@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
     from trainers.ppo.runner import resolve_device
     from unilab_envs.threads import configure_threads
 
-    from . import report
+    from . import report, stats
 
     threads = configure_threads(args.threads)
     try:
@@ -142,6 +142,7 @@ def run(args: argparse.Namespace) -> int:
                     "error": f"{type(e).__name__}: {e}"}]
         for g in got:
             g["row"], g["seconds"] = r, round(time.perf_counter() - t0, 2)
+            stats.finish(g)
         rows += got
         print(f"  row {r} ({ROWS[r]}) done in {time.perf_counter() - t0:.1f}s", flush=True)
     machine["numba_threading_layer"] = report.numba_layer()  # launched by now: the layer that ran

@@ -9,7 +9,6 @@ so both see the same machine load; the ratio is the median over iterations.
 
 from __future__ import annotations
 
-import statistics
 import tempfile
 import time
 
@@ -17,6 +16,7 @@ import numpy as np
 import torch
 
 from .env_speed import bench_ours_vs_floor
+from .stats import measured
 
 
 def bench_env_vs_floor(tasks: list[str], num_envs: int, threads: int, steps: int, rounds: int) -> list[dict]:
@@ -26,8 +26,8 @@ def bench_env_vs_floor(tasks: list[str], num_envs: int, threads: int, steps: int
         r = bench_ours_vs_floor(task, num_envs, threads, steps, rounds)
         rows.append({"section": "env", "unit": "steps/s", "higher_is_better": True,
                      "name": f"env step {task.split('/')[-1]} vs mujoco.batch floor (N={num_envs}, {threads} threads)",
-                     "baseline_label": "Batch.step alone", "baseline": r["floor"], "ours_label": "our env.step",
-                     "ours": r["ours"], "ratio": r["ratio"], "budget": 0.9})
+                     "baseline_label": "Batch.step alone", "ours_label": "our env.step",
+                     **measured(r["floor_rounds"], r["ours_rounds"], higher_is_better=True), "budget": 0.9})
     return rows
 
 
@@ -66,23 +66,20 @@ def bench_end_to_end(task: str, num_envs: int, num_steps: int, iterations: int, 
 
             train_iter(), env_only()  # warm up (Numba, allocator, kernels)
             spi = num_envs * num_steps
-            train, collect, envs, ratios, collect_ratios = [], [], [], [], []
+            train, collect, envs = [], [], []
             for _ in range(iterations):
                 tc, tu = train_iter()
                 te = env_only()
                 train.append(spi / (tc + tu))
                 collect.append(spi / tc)
                 envs.append(spi / te)
-                ratios.append(te / (tc + tu))
-                collect_ratios.append(te / tc)
         finally:
             runner.close()
     shape = f"{task.split('/')[-1]}, N={num_envs}, T={num_steps}, {device.type}{', bf16' if amp else ''}"
-    common = {"section": "end_to_end", "unit": "steps/s", "higher_is_better": True,
-              "baseline_label": "env-only", "baseline": statistics.median(envs)}
+    common = {"section": "end_to_end", "unit": "steps/s", "higher_is_better": True, "baseline_label": "env-only"}
     return [
         {**common, "name": f"training (collect+update) vs env-only steps/s ({shape})", "ours_label": "training",
-         "ours": statistics.median(train), "ratio": statistics.median(ratios), "budget": 0.8},
+         **measured(envs, train, higher_is_better=True), "budget": 0.8},
         {**common, "name": f"collection (env+policy) vs env-only steps/s ({shape})", "ours_label": "collect",
-         "ours": statistics.median(collect), "ratio": statistics.median(collect_ratios), "budget": None},
+         **measured(envs, collect, higher_is_better=True), "budget": None},
     ]

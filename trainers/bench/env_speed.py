@@ -28,7 +28,8 @@ def _time(fn, steps: int) -> float:
 
 def bench_ours_vs_floor(task_id: str, num_envs: int, threads: int, steps: int, rounds: int) -> dict:
     """Median steps/s of our env (``"ours"``, a fixed action batch), of ``mujoco.batch.Batch``
-    alone on the same model, N, threads and substeps (``"floor"``), and of their ratio."""
+    alone on the same model, N, threads and substeps (``"floor"``), and of their ratio; the
+    per-round values under ``"ours_rounds"`` and ``"floor_rounds"``."""
     env = gym.make_vec(task_id, num_envs=num_envs, num_threads=threads, copy=False)
     env.reset(seed=0)
     actions = np.random.default_rng(0).uniform(-1, 1, (num_envs,) + env.single_action_space.shape).astype(np.float32) * 0.3
@@ -55,6 +56,8 @@ def bench_ours_vs_floor(task_id: str, num_envs: int, threads: int, steps: int, r
         "ours": statistics.median(ours_sps),
         "floor": statistics.median(floor_sps),
         "ratio": statistics.median(ratios),
+        "ours_rounds": ours_sps,
+        "floor_rounds": floor_sps,
     }
 
 

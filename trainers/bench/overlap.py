@@ -10,10 +10,11 @@ Keep it on only where this row shows a gain.
 
 from __future__ import annotations
 
-import statistics
 import time
 
 import torch
+
+from .stats import measured
 
 
 def bench_overlap(task: str, num_envs: int, num_steps: int, iterations: int, device: torch.device) -> list[dict]:
@@ -53,13 +54,12 @@ def bench_overlap(task: str, num_envs: int, num_steps: int, iterations: int, dev
         for pair in envs.values():
             for e in pair:
                 e.close()
-    m = {k: float(statistics.median(v)) for k, v in sps.items()}
     shape = f"{task.split('/')[-1]}, N={2 * half} as 2x{half}, T={num_steps}, {device.type}"
     common = {"section": "overlap", "unit": "steps/s", "higher_is_better": True, "budget": None,
-              "ours_label": "two halves overlapped", "ours": m["ovl"]}
+              "ours_label": "two halves overlapped"}
     return [
         {**common, "name": f"collection two halves overlapped vs sequential, same Collector ({shape})",
-         "baseline_label": "two halves sequential", "baseline": m["seq"], "ratio": m["ovl"] / m["seq"]},
+         "baseline_label": "two halves sequential", **measured(sps["seq"], sps["ovl"], higher_is_better=True)},
         {**common, "name": f"collection two halves overlapped vs one full-size env ({shape})",
-         "baseline_label": "one env", "baseline": m["bundled"], "ratio": m["ovl"] / m["bundled"]},
+         "baseline_label": "one env", **measured(sps["bundled"], sps["ovl"], higher_is_better=True)},
     ]

@@ -3,6 +3,11 @@
 Every row is a ratio measured side by side in one run; ``ratio >= budget`` passes.
 A row holds ``section, name, baseline_label, baseline, ours_label, ours, unit, ratio,
 budget`` (``budget`` None: reported, not judged) and ``error`` when it could not run.
+``baseline``, ``ours`` and ``ratio`` are medians over ``repetitions`` alternating
+repetitions (``ratio``: of the per-repetition ratios), with their spreads
+``baseline_iqr``, ``ours_iqr``, ``ratio_iqr`` ([q1, q3]) and ``ratio_range`` ([min, max]);
+``status`` is the judgement of the median (:func:`.stats.judge`) and ``straddles_budget``
+says whether the ratio's interquartile range contains the budget.
 """
 
 from __future__ import annotations
@@ -12,6 +17,8 @@ import math
 import os
 import platform
 from pathlib import Path
+
+from .stats import judge
 
 
 def numba_layer() -> str | None:
@@ -53,11 +60,16 @@ def machine_info(threads: int, device: str) -> dict:
 
 
 def status(row: dict) -> str:
-    if row.get("error"):
-        return "ERROR"
-    if row.get("budget") is None:
-        return "-"
-    return "ok" if row["ratio"] >= row["budget"] else "BELOW"
+    """The row's verdict: ``ok`` / ``BELOW`` on the median (``, IQR straddles`` when the spread
+    contains the budget), ``-`` without a budget, ``ERROR``."""
+    return judge(row)
+
+
+def _spread(row: dict) -> str:
+    iqr = row.get("ratio_iqr")
+    if not iqr or row.get("error"):
+        return ""
+    return f"{_num(iqr[0])}-{_num(iqr[1])}"
 
 
 def _num(v) -> str:
@@ -73,21 +85,33 @@ def format_table(machine: dict, rows: list[dict]) -> str:
              f"torch {machine['torch']}, numba {machine['numba']} ({machine.get('numba_threading_layer')}), "
              f"mujoco {machine['mujoco']}"]
     w = max([len(r["name"]) for r in rows] + [20])
-    head = f"{'#':>2}  {'measurement':<{w}}  {'baseline':>12}  {'ours':>12}  {'unit':<10} {'ratio':>7} {'budget':>7}  status"
+    head = (f"{'#':>2}  {'measurement':<{w}}  {'baseline':>12}  {'ours':>12}  {'unit':<10} {'ratio':>7} "
+            f"{'IQR':>13} {'n':>3} {'budget':>7}  status")
     lines += [head, "-" * len(head)]
     for r in rows:
         budget = f">={r['budget']:g}" if r.get("budget") is not None else ""
         lines.append(f"{r['row']:>2}  {r['name']:<{w}}  {_num(r.get('baseline')):>12}  {_num(r.get('ours')):>12}  "
-                     f"{r.get('unit', ''):<10} {_num(r.get('ratio')):>7} {budget:>7}  {status(r)}")
+                     f"{r.get('unit', ''):<10} {_num(r.get('ratio')):>7} {_spread(r):>13} {r.get('repetitions', ''):>3} "
+                     f"{budget:>7}  {status(r)}")
         if r.get("error"):
             lines.append(f"    {r['error']}")
-    lines.append("baseline/ours columns: each row's own unit; ratio > 1 means ours is faster "
-                 "(rows 2 and 5: ours' throughput as a fraction of the baseline's)")
+    lines.append("baseline/ours columns: each row's own unit, medians over n alternating repetitions; ratio: the "
+                 "median of the n per-repetition ratios, > 1 means ours is faster (rows 2 and 5: ours' throughput as "
+                 "a fraction of the baseline's), IQR its interquartile range; status judges the median, "
+                 "'IQR straddles' when the budget lies inside the IQR (a rerun may flip it); row 1 times each "
+                 "call right after a physics step, as the env runs it")
     return "\n".join(lines)
 
 
+def _finite(v):
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return [_finite(x) for x in v] if isinstance(v, (list, tuple)) else v
+
+
 def write_json(path: Path, machine: dict, rows: list[dict]) -> Path:
-    clean = [{k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in r.items()} for r in rows]
+    """``{"machine": ..., "rows": [...]}``, non-finite numbers as null (see the module docstring for a row's keys)."""
+    clean = [{k: _finite(v) for k, v in r.items()} for r in rows]
     path.write_text(json.dumps({"machine": machine, "rows": clean}, indent=2))
     return path
 
@@ -106,6 +130,9 @@ def write_png(path: Path, machine: dict, rows: list[dict]) -> Path:
               for r in ok]
     y = list(range(len(ok)))[::-1]
     ax.barh(y, ratios, color=colors)
+    for yi, r in zip(y, ok):  # the ratio's interquartile range
+        if r.get("ratio_iqr") and all(v is not None and v > 0 for v in r["ratio_iqr"]):
+            ax.plot(r["ratio_iqr"], [yi, yi], color="black", lw=1)
     for yi, r in zip(y, ok):
         if r.get("budget") is not None:
             ax.plot([r["budget"]] * 2, [yi - 0.4, yi + 0.4], color="black", lw=2)
@@ -113,7 +140,7 @@ def write_png(path: Path, machine: dict, rows: list[dict]) -> Path:
     ax.axvline(1.0, color="black", lw=0.5, ls=":")
     ax.set_yticks(y, labels, fontsize=7)
     ax.set_xscale("log")
-    ax.set_xlabel("ratio (ours vs baseline; black tick = budget; green meets it, red misses it)")
+    ax.set_xlabel("median ratio (ours vs baseline; line = its IQR; black tick = budget; green meets it, red misses it)")
     ax.set_title(f"unilab bench: {machine['cores']} cores, GPU {machine['gpu'] or 'none'}, device {machine['device']}",
                  fontsize=10)
     fig.tight_layout()

@@ -18,6 +18,8 @@ import torch
 from trainers.ppo.collector import HostToDevice
 from trainers.ppo.storage import RolloutStorage
 
+from .stats import measured
+
 
 def _data(T: int, N: int, obs: int, act: int, device: torch.device, seed: int = 0):
     r = np.random.default_rng(seed)
@@ -96,9 +98,8 @@ def bench_storage(num_envs: int, num_steps: int, obs: int, act: int, device: tor
     for _ in range(rounds):
         sb3.append(run_sb3(*args))
         ours.append(run_ours(*args))
-    b, o = float(np.median(sb3)) * 1e3, float(np.median(ours)) * 1e3
     return [{"section": "storage", "unit": "ms/rollout",
              "name": f"rollout storage fill+GAE+{epochs}x{minibatches} minibatches (T={T}, N={N}, obs {obs}, "
                      f"act {act}, {device.type})",
-             "baseline_label": "SB3 RolloutBuffer", "baseline": b, "ours_label": "RolloutStorage", "ours": o,
-             "ratio": b / o, "budget": None}]
+             "baseline_label": "SB3 RolloutBuffer", "ours_label": "RolloutStorage",
+             **measured([t * 1e3 for t in sb3], [t * 1e3 for t in ours]), "budget": None}]

@@ -24,6 +24,8 @@ from trainers.ppo.mixed_precision import cpu_has_bf16
 from trainers.ppo.runner import build_learner
 from trainers.ppo.storage import RolloutStorage
 
+from .stats import measured
+
 
 @dataclasses.dataclass
 class Rollout:
@@ -165,19 +167,18 @@ def bench_update(num_envs: int, num_steps: int, obs: int, act: int, device: torc
     for _ in range(rounds):
         for k, fn in runs.items():
             times[k].append(_time(fn, device))
-    ms = {k: float(np.median(v)) * 1e3 for k, v in times.items()}
+    ms = {k: [t * 1e3 for t in v] for k, v in times.items()}
     shape = f"T={num_steps}, N={num_envs}, obs {obs}, act {act}, {epochs}x{minibatches} mb, {device.type}"
     common = {"section": "update", "unit": "ms/update"}
     rows = [{**common, "name": f"PPO update SB3 train() vs ours fp32 ({shape})", "baseline_label": "SB3 train()",
-             "baseline": ms["sb3"], "ours_label": "ours fp32", "ours": ms["fp32"], "ratio": ms["sb3"] / ms["fp32"],
-             "budget": 5.0}]
+             "ours_label": "ours fp32", **measured(ms["sb3"], ms["fp32"]), "budget": 5.0}]
     if "bf16" in ms:
         rows.append({**common, "name": f"PPO update SB3 train() vs ours bf16 autocast ({shape})",
-                     "baseline_label": "SB3 train()", "baseline": ms["sb3"], "ours_label": "ours bf16",
-                     "ours": ms["bf16"], "ratio": ms["sb3"] / ms["bf16"], "budget": 5.0})
+                     "baseline_label": "SB3 train()", "ours_label": "ours bf16", **measured(ms["sb3"], ms["bf16"]),
+                     "budget": 5.0})
         rows.append({**common, "name": f"PPO update ours fp32 vs ours bf16 autocast ({shape})",
-                     "baseline_label": "ours fp32", "baseline": ms["fp32"], "ours_label": "ours bf16",
-                     "ours": ms["bf16"], "ratio": ms["fp32"] / ms["bf16"], "budget": None})
+                     "baseline_label": "ours fp32", "ours_label": "ours bf16", **measured(ms["fp32"], ms["bf16"]),
+                     "budget": None})
     return rows
 
 
@@ -196,9 +197,9 @@ def bench_update_precision(num_envs: int, num_steps: int, learner: LearnerSize, 
     for _ in range(rounds):  # alternating, so both see the same machine
         for amp, fn in runs.items():
             times[amp].append(_time(fn, device))
-    fp32, bf16 = (float(np.median(times[amp])) * 1e3 for amp in (False, True))
+    fp32, bf16 = ([t * 1e3 for t in times[amp]] for amp in (False, True))
     shape = (f"{learner.name} learner, T={num_steps}, N={num_envs}, {epochs}x{minibatches} mb, "
              f"{device.type}, {torch.get_num_threads()} threads")
     return [{"section": "update", "unit": "ms/update", "name": f"PPO update ours fp32 vs bf16 autocast ({shape})",
-             "baseline_label": "ours fp32", "baseline": fp32, "ours_label": "ours bf16", "ours": bf16,
-             "ratio": fp32 / bf16, "budget": 1.8 if device.type == "cpu" else None}]
+             "baseline_label": "ours fp32", "ours_label": "ours bf16", **measured(fp32, bf16),
+             "budget": 1.8 if device.type == "cpu" else None}]
