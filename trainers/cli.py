@@ -10,6 +10,7 @@
     unilab bench --rows 1,5           # performance ratios (same as python -m trainers.bench)
     unilab play runs/go1 --headless   # the exported policy in plain MuJoCo (a window without --headless)
     unilab play runs/go1 --headless --video   # ... and film an episode: runs/play/go1.mp4
+    unilab adapt runs/go1 --sim2real go1_real --out runs/go1_adapted   # fine-tune in rounds, with a rollback fuse
 
 Train settings layer as: task YAML defaults (``trainers/configs``) < ``--config file`` <
 flags < ``key=value`` overrides. ``unilab train --task T --print-config`` shows the result.
@@ -152,6 +153,13 @@ def build_parser() -> argparse.ArgumentParser:
     pl = sub.add_parser("play", help="run an exported policy in plain MuJoCo (window, or --headless metrics)",
                         description=play_cli.DESCRIPTION)
     play_cli.add_arguments(pl)
+
+    from trainers import adapt_cli
+
+    ad = sub.add_parser("adapt", help="fine-tune a policy in rounds under shifted dynamics, with a rollback fuse",
+                        usage="unilab adapt RUN --sim2real PROFILE [options] [key=value ...]",
+                        description=adapt_cli.DESCRIPTION, epilog=adapt_cli.EPILOG)
+    adapt_cli.add_arguments(ad)
     return p
 
 
@@ -265,6 +273,13 @@ def _tasks(args: argparse.Namespace) -> int:
 def _play(args: argparse.Namespace) -> int:
     """``unilab play``: the exported policy in plain MuJoCo (no torch)."""
     from trainers.play_cli import run
+
+    return run(args)
+
+
+def _adapt(args: argparse.Namespace) -> int:
+    """``unilab adapt``: fine-tune in rounds under a shifted profile, with a fuse (:mod:`trainers.adapt_cli`)."""
+    from trainers.adapt_cli import run
 
     return run(args)
 
@@ -422,14 +437,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     # key=value overrides may sit anywhere among the train flags
     args, extra = parser.parse_known_args(argv)
-    bad = [e for e in extra if e.startswith("-") or "=" not in e or args.command != "train"]
+    takes_overrides = args.command in ("train", "adapt")
+    bad = [e for e in extra if e.startswith("-") or "=" not in e or not takes_overrides]
     if bad:
-        hint = " (config overrides look like key=value)" if args.command == "train" else ""
+        hint = " (config overrides look like key=value)" if takes_overrides else ""
         return _fail(args.command, f"unrecognized arguments: {' '.join(bad)}{hint}; see `unilab {args.command} --help`")
-    if args.command == "train":
+    if takes_overrides:
         args.overrides = list(extra)
     code = {"train": _train, "eval": _eval, "export": _export, "ship": _ship, "tasks": _tasks, "bench": _bench,
-            "play": _play}[args.command](args)
+            "play": _play, "adapt": _adapt}[args.command](args)
     if args.command == "train" and int(os.environ.get("WORLD_SIZE", "1")) > 1:
         from trainers.ppo.distributed import exit_finished_rank
 

@@ -73,3 +73,38 @@ def plot_learning_curve(csv_path: str | Path, png_path: str | Path, title: str =
     fig.savefig(png_path, dpi=100)
     plt.close(fig)
     return png_path
+
+
+def plot_adaptation(steps, metrics, bests, decisions, png_path: str | Path, metric: str, tolerance: float,
+                    title: str = "") -> Path:
+    """``unilab adapt``'s curve: each round's score vs adaptation steps (marked kept / not-kept /
+    rolled back), the best so far and the fuse's floor (``best - tolerance * |best|``); written atomically."""
+    import matplotlib
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    from .atomic import atomic_write
+
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    ax.plot(steps, metrics, color="tab:blue", lw=1, alpha=0.6)
+    ax.step(steps, bests, where="post", color="tab:green", lw=1.5, label="best")
+    ax.step(steps, [b - tolerance * abs(b) for b in bests], where="post", color="tab:green", ls="--", lw=1,
+            alpha=0.6, label=f"fuse floor (best - {tolerance:.0%})")
+    styles = {"kept": ("o", "tab:green"), "not-kept": ("x", "tab:orange"), "rolled back": ("X", "tab:red")}
+    for decision, (marker, color) in styles.items():
+        xs = [s for s, d, m in zip(steps, decisions, metrics) if d == decision and not math.isnan(m)]
+        ys = [m for d, m in zip(decisions, metrics) if d == decision and not math.isnan(m)]
+        if xs:
+            ax.scatter(xs, ys, marker=marker, color=color, s=60, zorder=3, label=decision)
+    for s, d in zip(steps, decisions):
+        if d == "rolled back":
+            ax.axvline(s, color="tab:red", ls=":", lw=1)
+    ax.set_xlabel("adaptation env steps")
+    ax.set_ylabel(metric)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    _legend(ax, fontsize=8, loc="best")
+    fig.tight_layout()
+    path = atomic_write(png_path, lambda tmp: fig.savefig(tmp, dpi=100, format="png"))
+    plt.close(fig)
+    return path
