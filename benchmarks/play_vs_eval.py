@@ -4,12 +4,15 @@ Both run the deterministic policy from episodes drawn as in training: eval throu
 batched env and its Numba kernels with the torch policy, play through ``mj_step`` with
 the deploy spec's reference observation and ``policy.onnx``. Prints one Markdown table:
 velocity tracking (per-step mean of ``exp(-error^2 / sigma)``, 1 = perfect; eval's
-weighted reward term divided by its weight), falls, episode length, success (reach),
-and play's cost per control step against the control period (one core).
+weighted reward term divided by its weight), falls, episode length, success (reach, grasp),
+and play's cost per control step against the control period (one core). For the grasp,
+where a success ends the episode, eval's "terminated" share counts both ends, so the
+table shows success and the failed ends (the cube off the table) apart.
 
     unilab export runs/go1
     python benchmarks/play_vs_eval.py runs/go1 --episodes 64
     python benchmarks/play_vs_eval.py runs/go1 --episodes 64 --sim2real go1_real
+    python benchmarks/play_vs_eval.py policies/ur5_grasp --episodes 32 --sim2real ur5_grasp_real
 
 ``--sim2real PROFILE`` runs eval under the profile's whole wrapper stack and play with
 the profile's link and sensor sections (noise, IMU drift, latency, packet loss, action
@@ -57,8 +60,8 @@ def main(argv: list[str] | None = None) -> int:
                   progress=False)
     eval_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    play = run_headless(Player(find_policy(args.run), sim2real=args.sim2real, seed=args.seed), args.episodes,
-                        video=None, progress=False)
+    player = Player(find_policy(args.run), sim2real=args.sim2real, seed=args.seed)
+    play = run_headless(player, args.episodes, video=None, progress=False)
     play_s = time.perf_counter() - t0
     weights = term_weights(task, env_kwargs)
 
@@ -69,7 +72,9 @@ def main(argv: list[str] | None = None) -> int:
 
     rows = [("tracking, linear (1 = perfect)", tracking("tracking_lin_vel"), play.tracking_lin_vel),
             ("tracking, yaw (1 = perfect)", tracking("tracking_ang_vel"), play.tracking_ang_vel),
-            ("falls (episodes ending in a fall)", f"{ev.fall_rate:.1%}", f"{play.fall_rate:.1%}"),
+            ("falls (episodes ending in a fall)", f"{ev.fall_rate:.1%}", f"{play.fall_rate:.1%}")
+            if player.lift is None else  # the grasp: eval's terminated share is successes + failed ends
+            ("cube off the table (failed ends)", f"{ev.fall_rate - (ev.success_rate or 0.0):.1%}", f"{play.fall_rate:.1%}"),
             ("episode length (steps)", f"{ev.mean_length:.1f}", f"{play.mean_length:.1f}"),
             ("success", "-" if ev.success_rate is None else f"{ev.success_rate:.1%}",
              "-" if play.success_rate is None else f"{play.success_rate:.1%}"),

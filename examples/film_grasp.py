@@ -40,7 +40,7 @@ def main() -> None:
 
     policy, cfg, _ = load_policy(args.run)
     kwargs = {**cfg.env_kwargs, "spread_episode_starts": False, "render_width": args.size[0], "render_height": args.size[1]}
-    env = make_vec_env(cfg.task, 1, kwargs, cfg.vectorization_mode, render_mode="rgb_array")
+    env = make_vec_env(cfg.task, 1, kwargs, cfg.vectorization_mode, render_mode="rgb_array", obs_history=cfg.obs_history)
     base = env.unwrapped
     fps = max(1, round(1.0 / (base.dt * args.every)))
     recorder = VideoRecorder(args.out, fps, args.episodes * (base.max_episode_steps // args.every + fps) + 2)

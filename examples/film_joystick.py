@@ -53,7 +53,7 @@ def main() -> None:
     task_kwargs = deep_merge(cfg.env_kwargs, parse_overrides(args.overrides, example="terrain.types=[stairs_up]"))
     kwargs = {**task_kwargs, "command_resample_time": 1e6, "spread_episode_starts": False,
               "render_width": args.size[0], "render_height": args.size[1]}
-    env = make_vec_env(cfg.task, 1, kwargs, cfg.vectorization_mode, render_mode="rgb_array")
+    env = make_vec_env(cfg.task, 1, kwargs, cfg.vectorization_mode, render_mode="rgb_array", obs_history=cfg.obs_history)
     base = env.unwrapped
     segments = parse_script(args.script)
     steps = sum(int(round(s / base.dt)) for _, s in segments)

@@ -28,9 +28,12 @@ import mujoco
 import numpy as np
 
 from unilab_envs.deploy import SPEC_FILENAME, DeploySpec, PolicyIO, SpecError, load_spec
+from unilab_envs.deploy.history import HistoryStack
 from unilab_envs.deploy.from_task import default_model_path
+from unilab_envs.deploy.height_scan import play_model
 from unilab_envs.core.model import servo_joint_actuators
 from unilab_envs.deploy.episodes import distance_to_target, fell, reset_episode, sample_command, show_target
+from unilab_envs.deploy.grasp import LiftRule
 from unilab_envs.deploy.safety import REASONS, SafetyGuard, gain_scales, remembered_action
 from unilab_envs.deploy.sim2real import PlaySim2Real, load_play_profile
 from unilab_envs.config import ConfigError
@@ -178,7 +181,9 @@ class Player:
         if not Path(xml).is_file():
             raise PlayError(f"model {xml} does not exist; pass the path of an MJCF (.xml) file")
         try:
-            self.model = mujoco.MjModel.from_xml_path(str(xml))
+            self.model = play_model(spec, str(xml))  # with the spec's terrain in place of the floor, if it has one
+        except SpecError as e:  # a terrain section this UniLab cannot build
+            raise PlayError(str(e)) from None
         except ValueError as e:
             raise PlayError(f"could not compile MJCF {xml}: {' '.join(str(e).split())}") from None
         self.model.opt.timestep = spec.timing.physics_dt
@@ -196,6 +201,9 @@ class Player:
             raise PlayError(str(e)) from None
         self._nominal_gains: tuple[np.ndarray, np.ndarray] | None = None  # the gains before the safe mode
         self.rng = np.random.default_rng(seed)
+        # a pick task's episode ends on success or with the object off the table, as in the env
+        self.lift = LiftRule(self.io.grasp) if self.io.grasp is not None else None
+        self.history = HistoryStack.from_spec(spec)  # the policy's past frames (the spec's history), or None
         self.resample_steps = (max(1, round(spec.command.resample_time / spec.timing.control_dt))
                                if spec.command.resample_time else 0)
         self.state = self.reset()
@@ -206,9 +214,15 @@ class Player:
             self.model.actuator_gainprm[self.io.actuators], self.model.actuator_biasprm[self.io.actuators] = self._nominal_gains
             self._nominal_gains = None
         self.state = reset_episode(self.io, self.model, self.data, self.rng, command)
+        if self.lift is not None:
+            self.lift.reset()
         self.step_count = 0
+        if self.history is not None:
+            self.history.reset()
         if self.sim2real is not None:
-            self.sim2real.start_episode(self.model, self.io.actuators)
+            # motor strength scales every actuator the policy drives (the grasp's gripper too, as the wrapper does)
+            drives = self.io.actuators if self.io.grasp is None else np.append(self.io.actuators, self.io.grasp.gripper)
+            self.sim2real.start_episode(self.model, drives)
         if self.guard is not None:
             self.guard.reset()
         return self.state
@@ -227,10 +241,15 @@ class Player:
 
     def control_step(self, resample: bool = True) -> bool:
         """Observe, run the policy, act, step physics one control period; ``True`` when the robot fell."""
+        self.act()
+        return self.simulate(resample)
+
+    def act(self) -> None:
+        """The robot computer's half of a control step: observe, run the policy, guard, write ``ctrl``."""
         obs = self.io.observe(self.data, self.state)
         if self.sim2real is not None:
             obs = self.sim2real.observation(obs)
-        action = sent = self.policy(obs)
+        action = sent = self.policy(obs if self.history is None else self.history(obs))  # frames as received
         if self.guard is not None:  # on the robot's computer, before the link (as wrappers.Safety)
             io, data = self.io, self.data
             action = self.guard.action(action, data.qpos[io.joint_q], data.qvel[io.joint_d],
@@ -240,9 +259,13 @@ class Player:
                 self._safe_gains()
         if self.sim2real is not None:
             action = self.sim2real.action(action)
-        self.io.apply_action(action, self.state, self.data.ctrl)
+        self.io.apply_action(action, self.state, self.data.ctrl, self.data)
         if self.guard is not None:  # the controller remembers what the policy sent, as in training
             self.state.last_action = remembered_action(sent, *self.io.clip).astype(np.float64)
+
+    def simulate(self, resample: bool = True) -> bool:
+        """The world's half: the physics substeps of one control period, the gait clock, the command
+        resampling; ``True`` when the robot fell."""
         for _ in range(self.spec.timing.substeps):
             mujoco.mj_step(self.model, self.data)
         self.io.refresh(self.data)
@@ -250,6 +273,8 @@ class Player:
         self.step_count += 1
         if resample and self.resample_steps and self.step_count % self.resample_steps == 0:
             self.state.command = sample_command(self.io, self.rng)
+        if self.lift is not None:  # the grasp: ends lifted (self.lift.success) or with the cube off the table
+            return self.lift.step(self.data)
         return fell(self.io, self.data)
 
     def _safe_gains(self) -> None:
@@ -285,9 +310,10 @@ class PlayResult:
     video: Path | None = None
     sim2real: str | None = None
     safety: str | None = None        # the guard's counts, when it ran
+    fall_name: str = "falls"         # what fall_rate counts (the grasp: "cube off the table")
 
     def summary(self) -> str:
-        lines = [f"{self.task}: episodes {self.episodes}  length {self.mean_length:.1f}  falls {self.fall_rate:.1%}"
+        lines = [f"{self.task}: episodes {self.episodes}  length {self.mean_length:.1f}  {self.fall_name} {self.fall_rate:.1%}"
                  + (f"  success {self.success_rate:.1%}" if self.success_rate is not None else "")
                  + (f"  final distance {self.final_distance * 100:.1f} cm" if self.final_distance is not None else "")]
         if self.tracking_lin_vel is not None:
@@ -353,6 +379,9 @@ def _camera(player: Player) -> mujoco.MjvCamera:
         cam.type = mujoco.mjtCamera.mjCAMERA_FREE
         cam.lookat[:] = (0.0, 0.0, 0.4)
         cam.distance, cam.elevation, cam.azimuth = 2.2, -25.0, 135.0
+        if player.io.grasp is not None:  # the grasp: the table in front of the arm, as examples/film_grasp.py
+            cam.lookat[:] = (-0.12, 0.48, 0.22)
+            cam.distance, cam.elevation, cam.azimuth = 1.2, -18.0, -50.0
     return cam
 
 
@@ -393,13 +422,15 @@ def run_headless(player: Player, episodes: int, video: Path | None = None, video
             if fallen:
                 break
         lengths.append(player.step_count)
-        falls.append(fallen)
+        falls.append(fallen and not (player.lift is not None and player.lift.success))  # a lift ends it too
         if player.guard is not None and player.guard.latched:
             trips[player.guard.reason] += 1
         if spec.command.kind == "reach_target":
             d = distance_to_target(player.io, player.data, player.state)
             distances.append(d)
             successes.append(d < spec.episode.success_threshold)
+        elif player.lift is not None:  # the grasp: lifted and held, which ended the episode
+            successes.append(player.lift.success)
         if progress:
             print(f"\repisode {episode + 1}/{episodes}", end="", file=sys.stderr, flush=True)
     if progress:
@@ -413,7 +444,8 @@ def run_headless(player: Player, episodes: int, video: Path | None = None, video
         speed_per_command=_speed_table(cmds, speeds, lo, hi), final_distance=float(np.mean(distances)) if distances else None,
         step_us=1e6 * loop_time / max(loop_steps, 1), control_dt=spec.timing.control_dt, video=path,
         sim2real=player.sim2real.describe() if player.sim2real is not None else None,
-        safety=_safety_summary(player, trips, loop_steps, episodes))
+        safety=_safety_summary(player, trips, loop_steps, episodes),
+        fall_name="cube off the table" if player.lift is not None else "falls")
 
 
 def _safety_summary(player: Player, trips: dict[str, int], steps: int, episodes: int) -> str | None:
@@ -434,7 +466,7 @@ GLFW_KEYS = {"right": 262, "left": 263, "down": 264, "up": 265, "page_up": 266, 
              "r": 82, "backspace": 259}
 KEYS_HELP = ("joystick: Up/Down vx, Left/Right vy, PageUp/PageDown yaw rate, Space stop, R reset; "
              "reach: arrows move the target in x/y, PageUp/PageDown in z (or Ctrl + right-drag the target sphere), "
-             "R reset")
+             "R reset; grasp: PageUp/PageDown the lift height, R a new cube")
 VELOCITY_STEP = (0.1, 0.1, 0.2)
 MAX_STEPS_PER_FRAME = 25  # control steps between two viewer frames, at most
 MAX_LAG_S = 0.25
@@ -459,6 +491,10 @@ def apply_key(player: Player, key: int) -> None:
             c[axis] = float(np.clip(round(c[axis] + sign * VELOCITY_STEP[axis], 3), lo, hi))
         else:
             return
+    elif player.spec.command.kind == "lift":  # the grasp: PageUp/PageDown move the lift height
+        if key not in (k["page_up"], k["page_down"]):
+            return
+        c[0] += TARGET_STEP if key == k["page_up"] else -TARGET_STEP
     else:
         moves = {k["up"]: (0, 1), k["down"]: (0, -1), k["left"]: (1, 1), k["right"]: (1, -1),
                  k["page_up"]: (2, 1), k["page_down"]: (2, -1)}
@@ -475,6 +511,8 @@ def idle_command(player: Player) -> np.ndarray:
     holds still)."""
     if player.spec.command.kind == "reach_target":
         return np.array(player.io.ee_pos(player.data), dtype=np.float64)
+    if player.spec.command.kind == "lift":  # the grasp has no idle command: it picks the cube at training's height
+        return np.array([player.spec.command.ranges[0][0]])
     return np.zeros(len(player.spec.command.names))
 
 
@@ -492,6 +530,8 @@ def keys_overlay(kind: str) -> tuple:
         step = f"{TARGET_STEP * 100:.0f} cm"
         keys = "Up / Down\nLeft / Right\nPgUp / PgDn\nCtrl + right-drag\nR"
         does = f"target x +/- {step}\ntarget y +/- {step}\ntarget z +/- {step}\nmove the target sphere\nreset the arm"
+    elif kind == "lift":
+        keys, does = "PgUp / PgDn\nR", f"lift height +/- {TARGET_STEP * 100:.0f} cm\nnew cube, reset the arm"
     else:
         vx, vy, yaw = VELOCITY_STEP
         keys = "Up / Down\nLeft / Right\nPgUp / PgDn\nSpace\nR"
@@ -506,6 +546,11 @@ def _overlay(player: Player, fallen: bool) -> tuple:
         v = player.base_velocity()
         names = "command vx\ncommand vy\ncommand yaw\nbase vx\nbase vy\nbase yaw\nfallen"
         values = f"{c[0]:+.2f} m/s\n{c[1]:+.2f} m/s\n{c[2]:+.2f} rad/s\n{v[0]:+.2f} m/s\n{v[1]:+.2f} m/s\n{v[2]:+.2f} rad/s\n{'yes (R: reset)' if fallen else 'no'}"
+    elif player.lift is not None:
+        cube, lift = player.io.grasp.object_pos(player.data), player.lift
+        names = "lift height\ncube height\nheld for\nresult"
+        result = "lifted (R: reset)" if lift.success else "off the table (R: reset)" if lift.failed else "-"
+        values = f"{c[0]:.3f} m\n{cube[2]:.3f} m\n{lift.hold_steps} steps\n{result}"
     else:
         d = distance_to_target(player.io, player.data, player.state)
         names = "target x\ntarget y\ntarget z\ndistance"
@@ -530,7 +575,8 @@ def run_window(player: Player, duration: float | None = None, out=sys.stdout) ->
         viewer.cam.type, viewer.cam.trackbodyid = cam.type, cam.trackbodyid
         viewer.cam.distance, viewer.cam.elevation, viewer.cam.azimuth = cam.distance, cam.elevation, cam.azimuth
         viewer.cam.lookat[:] = cam.lookat
-        print(f"playing {player.spec.task.id} in a window; the robot holds still until you press a key "
+        waits = "the arm picks the cube at once" if player.lift is not None else "the robot holds still until you press a key"
+        print(f"playing {player.spec.task.id} in a window; {waits} "
               f"(the keys are shown in the window): {KEYS_HELP}", file=out, flush=True)
         fallen, sim_time, start = False, 0.0, time.perf_counter()
         dt = player.spec.timing.control_dt

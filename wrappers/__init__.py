@@ -17,6 +17,7 @@ autoreset modes.
 """
 
 from wrappers._base import Sim2RealWrapper
+from wrappers.history import ObservationHistory
 from wrappers.latency import ActionLatency, LatencyConfig, ObservationLatency
 from wrappers.noise import ActionNoise, ActionNoiseConfig, ImuBiasDrift, ImuBiasDriftConfig, ObservationNoise, ObservationNoiseConfig
 from wrappers.packet_loss import ChannelConfig, PacketLoss, PacketLossConfig
@@ -46,6 +47,7 @@ __all__ = [
     "ModelFields",
     "MotorStrength",
     "MotorStrengthConfig",
+    "ObservationHistory",
     "ObservationLatency",
     "ObservationNoise",
     "ObservationNoiseConfig",

@@ -148,11 +148,13 @@ def test_a_run_not_exported_yet_says_to_export(tmp_path, capsys):
     assert f"run `unilab export {tmp_path}` first" in one_error_line(capsys)
 
 
-def test_a_task_without_a_deploy_spec_says_so_not_to_re_export(capsys):
-    shipped = Path(__file__).resolve().parents[2] / "policies" / "ur5_grasp"  # its ONNX carries no spec
-    assert run(["play", str(shipped), "--headless"]) == 2
+def test_a_task_without_a_deploy_spec_says_so_not_to_re_export(tmp_path, capsys):
+    # every UniLab task has a deploy spec builder now: a run on a Gymnasium task stands in for one without
+    (tmp_path / "config.yaml").write_text("task: HalfCheetah-v5\nenv_kwargs: {}\n")
+    (tmp_path / "policy.onnx").write_bytes(b"")  # its ONNX carries no spec
+    assert run(["play", str(tmp_path), "--headless"]) == 2
     line = one_error_line(capsys)
-    assert "UniLab/UR5Grasp-v0 has no deploy spec yet" in line and "unilab eval" in line and "re-export" not in line
+    assert "HalfCheetah-v5 has no deploy spec yet" in line and "unilab eval" in line and "re-export" not in line
 
 
 def test_keys_steer_the_command_within_the_training_ranges(go1_run):

@@ -74,7 +74,9 @@ def tiny_cfg(task, out, **over) -> TrainConfig:
     (UR5, {}),
     (GRASP, {"stop": GRASP_STOP}),
     (ROUGH, {"env_kwargs": ROUGH_CURRICULUM}),
-], ids=["go1-sim2real", "go1-sim2real-overlap", "g1", "ur5", "ur5grasp-stop", "go1rough-curriculum"])
+    (GRASP, {"sim2real": "ur5_grasp_real", "obs_history": {"groups": ["object_pos", "object_vel"], "length": 3}}),
+], ids=["go1-sim2real", "go1-sim2real-overlap", "g1", "ur5", "ur5grasp-stop", "go1rough-curriculum",
+        "ur5grasp-history"])
 def test_resume_in_a_new_process_equals_the_straight_run(tmp_path, task, over):
     full = train(tiny_cfg(task, tmp_path / "full", **over))
     middle = tmp_path / "full" / "checkpoint_2.pt"

@@ -3,7 +3,9 @@
 ``unilab export`` calls :func:`attach_deploy_spec` after it wrote ``policy.onnx``: the spec
 is built from the run's task and task keywords (its ``config.yaml``), checked against the
 ONNX input/output sizes, written atomically beside the policy, and stored in the ONNX
-file's ``metadata_props`` under :data:`unilab_envs.deploy.ONNX_METADATA_KEY`.
+file's ``metadata_props`` under :data:`unilab_envs.deploy.ONNX_METADATA_KEY`. A run with an
+``obs_history`` gets the spec's ``history`` section (:func:`run_history`), so the robot side
+stacks the same frames the policy was trained on.
 """
 
 from __future__ import annotations
@@ -17,9 +19,8 @@ from trainers.common.atomic import atomic_write
 from unilab_envs.deploy.spec import ONNX_METADATA_KEY, SPEC_FILENAME, DeploySpec, Precision, SpecError
 
 
-def run_task(run_folder: Path) -> tuple[str, dict[str, Any]] | None:
-    """``(task id, task keywords)`` from a run's ``config.yaml`` (bundled PPO or SB3), else from
-    its ``checkpoint.pt`` (a folder that holds only a checkpoint), or ``None``."""
+def _run_config(run_folder: Path) -> dict[str, Any] | None:
+    """A run's config: its ``config.yaml`` (bundled PPO or SB3), else its ``checkpoint.pt``'s, or ``None``."""
     path = Path(run_folder) / "config.yaml"
     checkpoint = Path(run_folder) / "checkpoint.pt"
     if path.is_file():
@@ -30,10 +31,23 @@ def run_task(run_folder: Path) -> tuple[str, dict[str, Any]] | None:
         cfg = torch.load(checkpoint, map_location="cpu", weights_only=True).get("config") or {}
     else:
         return None
-    if not isinstance(cfg, dict) or not cfg.get("task"):
+    return cfg if isinstance(cfg, dict) else None
+
+
+def run_task(run_folder: Path) -> tuple[str, dict[str, Any]] | None:
+    """``(task id, task keywords)`` from a run's ``config.yaml`` (bundled PPO or SB3), else from
+    its ``checkpoint.pt`` (a folder that holds only a checkpoint), or ``None``."""
+    cfg = _run_config(run_folder)
+    if not cfg or not cfg.get("task"):
         return None
     kwargs = cfg.get("env_kwargs") if "env_kwargs" in cfg else cfg.get("env")
     return str(cfg["task"]), dict(kwargs or {})
+
+
+def run_history(run_folder: Path) -> dict[str, Any] | None:
+    """The ``obs_history`` a run's policy reads (``{groups: [...], length: K}``, its config), or ``None``."""
+    cfg = _run_config(run_folder)
+    return (cfg or {}).get("obs_history") or None
 
 
 def run_safety(run_folder: Path) -> dict[str, Any] | None:
@@ -70,11 +84,13 @@ def embed_spec(onnx_path: Path, spec: DeploySpec) -> None:
 
 
 def attach_deploy_spec(onnx_path: str | Path, task: str, env_kwargs: dict[str, Any] | None = None,
-                       precision: Precision | None = None, safety: dict[str, Any] | None = None) -> Path:
+                       precision: Precision | None = None, safety: dict[str, Any] | None = None,
+                       history: dict[str, Any] | None = None) -> Path:
     """Build ``task``'s deploy spec, write ``deploy_spec.json`` beside ``onnx_path`` and embed it; returns the JSON path.
 
     ``precision``: the graph's precision section (``unilab export --precision``; default fp32).
     ``safety``: the spec's safety section (:func:`run_safety`; default none).
+    ``history``: the policy's ``obs_history`` (:func:`run_history`; default none).
     """
     import dataclasses
 
@@ -89,6 +105,13 @@ def attach_deploy_spec(onnx_path: str | Path, task: str, env_kwargs: dict[str, A
         from unilab_envs.deploy.safety import safety_config
 
         spec = dataclasses.replace(spec, safety=safety_config(safety))
+    if history is not None:
+        from unilab_envs.deploy.history import history_config, history_section
+        from unilab_envs.deploy.spec import validate
+
+        groups = {g.name: (g.start, g.stop) for g in spec.observation.groups}
+        spec = dataclasses.replace(spec, history=history_section(groups, spec.observation.size, history_config(history)))
+        validate(spec)
     embed_spec(onnx_path, spec)
     out = onnx_path.parent / SPEC_FILENAME
     atomic_write(out, lambda tmp: Path(tmp).write_text(spec.to_json()))
@@ -106,7 +129,8 @@ def attach_for_run(onnx_path: str | Path, run_folder: str | Path, precision: Pre
         return None
     task, kwargs = found
     try:
-        return attach_deploy_spec(onnx_path, task, kwargs, precision, run_safety(Path(run_folder)))
+        return attach_deploy_spec(onnx_path, task, kwargs, precision, run_safety(Path(run_folder)),
+                                  run_history(Path(run_folder)))
     except SpecError as e:
         if "no deploy spec builder" in str(e):
             return None

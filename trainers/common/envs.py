@@ -7,6 +7,11 @@ The bundled PPO (``trainers.ppo.runner``, ``trainers.ppo.evaluate``) and the SB3
 ``sim2real`` is what ``wrappers.Sim2Real(env, profile=...)`` accepts: a packaged profile
 name (``go1_real``), the path of a YAML profile, or an inline mapping of sections (which
 may ``extends: go1_real`` and override some of its keys); ``None`` leaves the env bare.
+
+``obs_history`` (a run's ``obs_history``: ``{groups: [...], length: K}``) is part of the
+policy's observation, not of the profile: :class:`wrappers.history.ObservationHistory` wraps
+the env outside the sim-to-real stack, whatever ``sim2real`` is (``none`` included), so
+training, evaluation and export feed the policy the same stacked frames.
 """
 
 from __future__ import annotations
@@ -114,8 +119,9 @@ def without_curricula(sim2real: Sim2RealSpec) -> Sim2RealSpec:
 
 def make_vec_env(task: str, num_envs: int, env_kwargs: dict | None = None,
                  vectorization_mode: str | None = None, render_mode: str | None = None,
-                 sim2real: Sim2RealSpec = None) -> gym.vector.VectorEnv:
-    """``gym.make_vec`` with UniLab's conventions, wrapped in ``Sim2Real`` when ``sim2real`` is set.
+                 sim2real: Sim2RealSpec = None, obs_history: Any = None) -> gym.vector.VectorEnv:
+    """``gym.make_vec`` with UniLab's conventions, wrapped in ``Sim2Real`` when ``sim2real`` is set
+    and, outside it, in ``ObservationHistory`` when ``obs_history`` is set.
 
     ``UniLab/*`` ids import :mod:`unilab_envs` (which registers them). A task with a
     ``vector_entry_point`` gets its native batched env; other Gymnasium ids get a
@@ -131,4 +137,13 @@ def make_vec_env(task: str, num_envs: int, env_kwargs: dict | None = None,
     if render_mode is not None:
         kwargs["render_mode"] = render_mode
     env = gym.make_vec(task, num_envs=num_envs, vectorization_mode=mode, vector_kwargs=vector_kwargs, **kwargs)
-    return wrap_sim2real(env, sim2real)
+    env = wrap_sim2real(env, sim2real)
+    if obs_history is not None:
+        from wrappers.history import wrap_history
+
+        try:
+            env = wrap_history(env, obs_history)
+        except ValueError:  # ConfigError: an unknown group, a task without named groups
+            env.close()
+            raise
+    return env

@@ -122,16 +122,17 @@ def action_error(reference: str | Path, candidate: str | Path, obs: np.ndarray) 
 
 
 def record_observations(policy: str | Path, task: str, env_kwargs: dict | None = None, num_envs: int = RECORD_ENVS,
-                        steps: int = RECORD_STEPS, seed: int = 0) -> np.ndarray:
+                        steps: int = RECORD_STEPS, seed: int = 0, obs_history: Any = None) -> np.ndarray:
     """Observations ``[num_envs * steps, obs_dim]`` (float32) of ``policy`` (an ONNX file) acting in ``task``.
 
     The deterministic policy runs ``steps`` control steps in ``num_envs`` envs of the run's
-    task and task keywords (episodes reset as in training; ended ones restart).
+    task and task keywords (episodes reset as in training; ended ones restart), with the
+    run's ``obs_history`` (the policy's input) when it has one.
     """
     from .envs import make_vec_env
 
     session = _quiet_session(policy)
-    env = make_vec_env(task, num_envs, dict(env_kwargs or {}))
+    env = make_vec_env(task, num_envs, dict(env_kwargs or {}), obs_history=obs_history)
     try:
         obs, _ = env.reset(seed=seed)
         seen = []
@@ -233,7 +234,7 @@ class PrecisionReport:
 
 def reduce_precision(fp32: str | Path, out: str | Path, precision: str, task: str | None,
                      env_kwargs: dict | None = None, bound: float | None = None, force: bool = False,
-                     obs: np.ndarray | None = None) -> PrecisionReport:
+                     obs: np.ndarray | None = None, obs_history: Any = None) -> PrecisionReport:
     """Convert ``fp32`` to ``precision`` at ``out`` after checking its actions against fp32.
 
     The observations are ``obs`` when given, else recorded by running the fp32 policy in
@@ -249,7 +250,7 @@ def reduce_precision(fp32: str | Path, out: str | Path, precision: str, task: st
         if task is None:
             raise PrecisionError(f"cannot check the {precision} model: the run names no task to record observations "
                                  f"in; export fp32 (the default)")
-        obs = record_observations(fp32, task, env_kwargs)
+        obs = record_observations(fp32, task, env_kwargs, obs_history=obs_history)
     with tempfile.TemporaryDirectory() as work:
         candidate = convert(fp32, Path(work) / f"policy_{precision}.onnx", precision)
         error = action_error(fp32, candidate, obs)
@@ -267,8 +268,9 @@ def reduce_precision(fp32: str | Path, out: str | Path, precision: str, task: st
 def reduce_run_precision(fp32: str | Path, out: str | Path, run_folder: str | Path, precision: str,
                          bound: float | None = None, force: bool = False) -> PrecisionReport:
     """:func:`reduce_precision` with the observations recorded in ``run_folder``'s task (its ``config.yaml``)."""
-    from .deploy_export import run_task
+    from .deploy_export import run_history, run_task
 
     found = run_task(Path(run_folder))
     task, env_kwargs = found if found is not None else (None, None)
-    return reduce_precision(fp32, out, precision, task, env_kwargs, bound=bound, force=force)
+    return reduce_precision(fp32, out, precision, task, env_kwargs, bound=bound, force=force,
+                            obs_history=run_history(Path(run_folder)))

@@ -25,6 +25,7 @@ from typing import Any
 
 from unilab_envs.config import ConfigError, deep_merge, from_dict, load_yaml, parse_overrides, require, to_dict
 from unilab_envs.config import read_yaml as _read_yaml
+from unilab_envs.deploy.history import HistoryConfig
 
 __all__ = ["CONFIG_DIR", "DEFAULT_TASK", "AlgoConfig", "ConfigError", "LogConfig", "PolicyConfig", "StopConfig",
            "TrainConfig", "deep_merge", "from_dict", "load_config", "parse_overrides", "read_yaml",
@@ -182,6 +183,9 @@ class TrainConfig:
     # a new run, unlike --resume. init_fresh_normalizer: re-learn the observation statistics
     init_from: str | None = None
     init_fresh_normalizer: bool = False
+    # the policy sees the last `length` frames (the current one included) of these observation groups
+    # (wrappers.history, outside the sim2real stack; exported into the deploy spec): {groups: [...], length: K}
+    obs_history: HistoryConfig | None = None
     algo: AlgoConfig = field(default_factory=AlgoConfig)
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     log: LogConfig = field(default_factory=LogConfig)

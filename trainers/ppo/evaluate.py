@@ -15,7 +15,7 @@ import torch
 from ..common.checkpoint import CheckpointError, load_checkpoint
 from ..common.envs import AS_TRAINED, Sim2RealSpec, resolve_sim2real
 from ..common.evaluation import EvalResult, run_episodes, video_fps
-from ..common.onnx_export import ClipToBox, bounds_text, export_policy
+from ..common.onnx_export import NORMALIZED_INPUT, ClipToBox, bounds_text, export_policy
 from ..common.video import VideoRecorder
 from .config import TrainConfig, from_dict
 from .envs import env_dims, make_vec_env
@@ -63,14 +63,15 @@ def evaluate(checkpoint: str | Path, episodes: int = 10, num_envs: int | None = 
     ``skip_first``: leave out each env's first episode, which may be partial when the
     env spreads episode start times at reset. ``sim2real``: the run's sim-to-real
     wrappers (:data:`~trainers.common.envs.AS_TRAINED`), ``None`` for the bare env, or
-    another profile. ``progress``: a progress bar on stderr while filming.
+    another profile; the run's ``obs_history`` is the policy's and applies whatever
+    ``sim2real`` is. ``progress``: a progress bar on stderr while filming.
     """
     policy, cfg, ckpt = load_policy(checkpoint, device)
     task = task or cfg.task
     num_envs = num_envs or min(cfg.num_envs, max(episodes, 1))
     env = make_vec_env(task, num_envs, {**cfg.env_kwargs, **(env_kwargs or {})}, cfg.vectorization_mode,
                        render_mode="rgb_array" if video is not None else None,
-                       sim2real=resolve_sim2real(sim2real, cfg.sim2real))
+                       sim2real=resolve_sim2real(sim2real, cfg.sim2real), obs_history=cfg.obs_history)
     try:
         check_compatible(ckpt, env_dims(env), checkpoint, critic=False)
         recorder = VideoRecorder(video, video_fps(env), max_video_frames, progress) if video is not None else None
@@ -90,7 +91,8 @@ def _action_fn(policy: InferencePolicy, device: str):
 def export_onnx(checkpoint: str | Path, path: str | Path | None = None, opset: int = 17) -> Path:
     """Write the deterministic policy, observation normalizer folded in, as ONNX.
 
-    Input ``obs`` ``[batch, obs_dim]`` float32 (raw observations), output ``actions``
+    Input ``obs`` ``[batch, obs_dim]`` float32 (raw observations, with the run's
+    ``obs_history`` frames after them when it has one), output ``actions``
     ``[batch, act_dim]``: the Gaussian mean clipped to the action space bounds, i.e. the
     action the env executes (it clips the same way). ``describe_onnx(path)`` reads the
     names, shapes and this meaning back from the file.
@@ -106,5 +108,10 @@ def export_onnx(checkpoint: str | Path, path: str | Path | None = None, opset: i
         env.close()
     meaning = (f"deterministic action: the Gaussian policy's mean, clipped to the action space "
                f"{bounds_text(low, high)} as the env clips it")
+    inputs = NORMALIZED_INPUT
+    if cfg.obs_history is not None:
+        h = cfg.obs_history
+        inputs += (f", then the last {h.length - 1} frames of {', '.join(h.groups)} (obs_history; the deploy spec's "
+                   f"history section lays them out)")
     return export_policy(ClipToBox(policy, low, high), ckpt["dims"]["obs"], path, meaning,
-                         action_low=low, action_high=high, opset=opset)
+                         action_low=low, action_high=high, opset=opset, input_meaning=inputs)

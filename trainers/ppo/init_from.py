@@ -12,14 +12,60 @@ config's envs) whose networks begin as the given run's:
 * the observation normalizer unless ``init_fresh_normalizer`` is set. Keeping it keeps
   the actor's input scale; a fresh one re-learns statistics under the new profile's noise
   (the old ones, from tens of millions of bare-task samples, would barely move).
+
+The observation history (``obs_history``) is part of what the actor reads, so the new run
+takes the given run's (:func:`inherit_history`) when its config sets none, and refuses one
+that differs.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import sys
 from pathlib import Path
 
 from ..common.checkpoint import CheckpointError, load_checkpoint
 from .algorithm import PPO
+
+
+def _checkpoint_path(path: str | Path) -> Path:
+    path = Path(path)
+    return path / "checkpoint.pt" if path.is_dir() else path
+
+
+def history_mismatch(saved: dict | None, wanted: dict | None, what: str) -> str | None:
+    """The message for a run whose ``obs_history`` differs from its checkpoint's, else ``None``."""
+    if (saved or None) == (wanted or None):
+        return None
+    def show(h):
+        return "none" if not h else f"{{groups: {list(h['groups'])}, length: {h['length']}}}"
+    return (f"{what} was trained with obs_history {show(saved)}, this run has {show(wanted)}: the policy reads "
+            f"its observation with that history; set obs_history as the checkpoint's config has it")
+
+
+def inherit_history(cfg, is_main: bool = True):
+    """``cfg`` with the ``--init-from`` run's ``obs_history`` when ``cfg`` sets none (a note on stderr);
+    :class:`CheckpointError` when both set one and they differ."""
+    from unilab_envs.deploy.history import history_config
+
+    from .runner import CKPT_FORMAT, CKPT_VERSION
+
+    path = _checkpoint_path(cfg.init_from)
+    try:
+        saved = load_checkpoint(path, CKPT_FORMAT, CKPT_VERSION, required=("config",))["config"].get("obs_history")
+    except CheckpointError:  # a resumed run whose source is gone; a new run hears of it from initialize_from
+        return cfg
+    if saved and cfg.obs_history is None:
+        cfg = dataclasses.replace(cfg, obs_history=history_config(saved))
+        if is_main:
+            print(f"[unilab] --init-from {path}: obs_history {dict(saved)} (the policy's observation, as that run's)",
+                  file=sys.stderr, flush=True)
+        return cfg
+    mine = None if cfg.obs_history is None else cfg.obs_history.to_dict()
+    message = history_mismatch(saved, mine, f"--init-from {path}")
+    if message:
+        raise CheckpointError(message)
+    return cfg
 
 
 def initialize_from(algo: PPO, dims, task: str, path: str | Path, fresh_normalizer: bool = False) -> str:
@@ -30,9 +76,7 @@ def initialize_from(algo: PPO, dims, task: str, path: str | Path, fresh_normaliz
     """
     from .runner import CKPT_FORMAT, CKPT_VERSION, check_compatible
 
-    path = Path(path)
-    if path.is_dir():
-        path = path / "checkpoint.pt"
+    path = _checkpoint_path(path)
     ckpt = load_checkpoint(path, CKPT_FORMAT, CKPT_VERSION, required=("config", "dims", "algo"), map_location=algo.device)
     if ckpt["config"].get("task") != task:
         raise CheckpointError(f"--init-from {path} was trained on {ckpt['config'].get('task')!r}, this run is {task!r}")

@@ -109,7 +109,7 @@ def hold_command(policy, cfg, vx: float, yaw: float = 0.0, seconds: float = 10.0
 
     kwargs = {**cfg.env_kwargs, **(env_kwargs or {}), "command_vx": (vx, vx), "command_vy": (0.0, 0.0),
               "command_yaw": (yaw, yaw), "zero_command_probability": 0.0, "spread_episode_starts": False}
-    env = make_vec_env(cfg.task, num_envs, kwargs, cfg.vectorization_mode)
+    env = make_vec_env(cfg.task, num_envs, kwargs, cfg.vectorization_mode, obs_history=cfg.obs_history)
     try:
         base = env.unwrapped
         steps, settle = int(round(seconds / base.dt)), int(round(settle_s / base.dt))

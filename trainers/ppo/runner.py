@@ -115,10 +115,12 @@ def task_mirror(env: gym.vector.VectorEnv, cfg: TrainConfig):
         return None
     task = getattr(env.unwrapped, "task", None)
     try:
-        return task.mirror
+        mirror = task.mirror
     except (AttributeError, ValueError) as e:
         from .config import ConfigError
         raise ConfigError(f"algo.symmetry_coef: {cfg.task} has no left/right mirror map ({e}); set it to 0") from None
+    extend = getattr(env, "extend_mirror", None)  # an obs_history: its columns mirror as their groups do
+    return mirror if extend is None else extend(mirror)
 
 
 class Runner:
@@ -126,9 +128,12 @@ class Runner:
     ``cfg.num_envs`` is the total over ranks and ``env``, if given, holds this rank's share)."""
 
     def __init__(self, cfg: TrainConfig, env: gym.vector.VectorEnv | None = None, dist=None):
-        self.cfg = cfg
         self.dist = dist
         self.is_main = dist is None or dist.is_main
+        if cfg.init_from:  # the policy's observation history goes with its weights
+            from .init_from import inherit_history
+            cfg = inherit_history(cfg, self.is_main)
+        self.cfg = cfg
         self.env_offset, self.num_envs = dist.env_share(cfg.num_envs) if dist else (0, cfg.num_envs)
         if dist is not None:  # this host's cores divided among its ranks (env pools read the variable)
             os.environ["UNILAB_NUM_THREADS"] = str(dist.num_threads())
@@ -137,7 +142,8 @@ class Runner:
             torch.set_num_threads(threads)
         self.device = dist.device if dist is not None else resolve_device(cfg.device)
         self.owns_env = env is None
-        self.envs = self._make_envs() if env is None else (list(env) if isinstance(env, (list, tuple)) else [env])
+        self.envs = self._make_envs() if env is None else [
+            self._with_history(e) for e in (list(env) if isinstance(env, (list, tuple)) else [env])]
         if cfg.overlap and len(self.envs) != 2:
             raise ValueError(f"overlap=true collects from two envs (two halves); got {len(self.envs)}: "
                              "pass no env (the runner builds the halves) or a list of two")
@@ -184,7 +190,16 @@ class Runner:
         if cfg.overlap and n < 2:
             raise ValueError(f"overlap=true splits the envs in two halves: needs num_envs >= 2 per process, got {n}")
         sizes = [n - n // 2, n // 2] if cfg.overlap else [n]
-        return [make_vec_env(cfg.task, k, cfg.env_kwargs, cfg.vectorization_mode, sim2real=cfg.sim2real) for k in sizes]
+        return [make_vec_env(cfg.task, k, cfg.env_kwargs, cfg.vectorization_mode, sim2real=cfg.sim2real,
+                             obs_history=cfg.obs_history) for k in sizes]
+
+    def _with_history(self, env: gym.vector.VectorEnv) -> gym.vector.VectorEnv:
+        """A given env, wrapped in the config's ``obs_history`` unless it already is."""
+        if self.cfg.obs_history is None:
+            return env
+        from wrappers.history import ObservationHistory
+
+        return env if isinstance(env, ObservationHistory) else ObservationHistory(env, self.cfg.obs_history)
 
     @property
     def env(self) -> gym.vector.VectorEnv:
@@ -234,6 +249,11 @@ class Runner:
             raise CheckpointError(f"checkpoint {path} was trained on task {ckpt['config'].get('task')!r}, "
                                   f"this run is {self.cfg.task!r}: resume with --task {ckpt['config'].get('task')} "
                                   "(or without --task, from the checkpoint's own config)")
+        from .init_from import history_mismatch
+        mismatch = history_mismatch(ckpt["config"].get("obs_history"), to_dict(self.cfg).get("obs_history"),
+                                    f"checkpoint {path}")
+        if mismatch:
+            raise CheckpointError(f"{mismatch} (resume without --config/--task to use the checkpoint's own config)")
         check_compatible(ckpt, self.dims, path)
         slim = bool(ckpt.get("slim")) or "optimizer" not in ckpt["algo"]
         if slim and self.is_main:

@@ -1,5 +1,8 @@
 """Episodes as training runs them, for a plain ``MjData``: reset randomization, commands, falls, success.
 
+(The grasp's object placement and its success and off-table ends live with its controller:
+:meth:`unilab_envs.deploy.grasp.GraspIO.reset_object`, :class:`unilab_envs.deploy.grasp.LiftRule`.)
+
 Everything comes from the deploy spec's ``episode`` and ``command`` sections, drawn from a
 NumPy generator (the same distributions as the task kernels, not their random sequence).
 """
@@ -11,6 +14,7 @@ import math
 import mujoco
 import numpy as np
 
+from unilab_envs.deploy.height_scan import base_ground, place_on_terrain
 from unilab_envs.deploy.reference import ControllerState, PolicyIO
 
 
@@ -61,6 +65,8 @@ def reset_episode(io: PolicyIO, model: mujoco.MjModel, data: mujoco.MjData, rng:
     data.qpos[io.joint_q] = np.clip(joints, low, high)
     if io.root_d >= 0:
         data.qvel[io.root_d:io.root_d + 3] = rng.uniform(-ep.reset_base_velocity, ep.reset_base_velocity, 3)
+    if getattr(spec, "terrain", None) is not None:  # onto a start tile of the terrain, as training's first episodes
+        place_on_terrain(io, data, rng)
     command = sample_command(io, rng) if command is None else np.asarray(command, dtype=np.float64)
     phase = rng.uniform(0.0, 2.0 * math.pi) if spec.gait else 0.0
     if spec.command.kind == "reach_target":
@@ -72,16 +78,19 @@ def reset_episode(io: PolicyIO, model: mujoco.MjModel, data: mujoco.MjData, rng:
         data.ctrl[io.actuators] = state.joint_target
     else:
         data.ctrl[io.actuators] = io.home
+    if io.grasp is not None:  # the object placed, weighed and its friction drawn as the task does; the gripper open
+        io.grasp.reset_object(model, data, rng)
     mujoco.mj_forward(model, data)
     return state
 
 
 def fell(io: PolicyIO, data: mujoco.MjData) -> bool:
-    """The task's termination: tilt beyond ``max_tilt`` or base below ``min_base_height``."""
+    """The task's termination: tilt beyond ``max_tilt`` or base below ``min_base_height`` (from the ground under it)."""
     ep = io.spec.episode
     if io.root_q < 0 or ep.max_tilt is None:
         return False
-    return bool(io.gravity(data)[2] > -math.cos(ep.max_tilt) or data.qpos[io.root_q + 2] < ep.min_base_height)
+    height = data.qpos[io.root_q + 2] - base_ground(io, data)
+    return bool(io.gravity(data)[2] > -math.cos(ep.max_tilt) or height < ep.min_base_height)
 
 
 def distance_to_target(io: PolicyIO, data: mujoco.MjData, state: ControllerState) -> float:

@@ -20,7 +20,9 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from unilab_envs.assets import g1, go1, ur5e
+from unilab_envs.assets import g1, go1, ur5e, ur5e_2f85
+from unilab_envs.deploy.grasp import GRASP_GROUP_DOCS, grasp_parts
+from unilab_envs.deploy.height_scan import terrain_section
 from unilab_envs.deploy.spec import (Action, Command, DeploySpec, Episode, Gait, ModelInfo, Normalizer,
                                      Observation, ObsGroup, SpecError, TaskInfo, Timing, validate)
 
@@ -38,10 +40,15 @@ GROUP_DOCS: dict[str, tuple[str, str]] = {
     "ee_pos": ("m", "end-effector site position, world frame"),
     "target": ("m", "target position, world frame"),
     "ee_to_target": ("m", "target minus end-effector position, world frame"),
+    "height_scan": ("m", "base z minus the ground height at each point of terrain.height_scan's grid "
+                         "(turned with the base's heading), x-major"),
+    **GRASP_GROUP_DOCS,  # the pick task's gripper, object and lift groups
 }
 
 #: env id prefix -> the robot facts module its task uses
-ROBOTS: dict[str, ModuleType] = {"UniLab/Go1Joystick": go1, "UniLab/G1Joystick": g1, "UniLab/UR5Reach": ur5e}
+ROBOTS: dict[str, ModuleType] = {"UniLab/Go1Joystick": go1, "UniLab/Go1JoystickRough": go1,
+                               "UniLab/G1Joystick": g1, "UniLab/UR5Reach": ur5e,
+                               "UniLab/UR5Grasp": ur5e_2f85}
 
 
 def _robot(env_id: str) -> ModuleType:
@@ -106,7 +113,11 @@ def spec_from_env(env: Any, env_id: str) -> DeploySpec:
         ctrl_low=_optional(model.actuator_ctrlrange[actuators, 0], ctrl_limited),
         ctrl_high=_optional(model.actuator_ctrlrange[actuators, 1], ctrl_limited),
     )
-    if reach:
+    grasp = grasp_parts(task, int(base.max_episode_steps))  # pick tasks: the end-effector controller and the object
+    if grasp is not None:
+        action.update(grasp[1])
+        command, episode, gait = grasp[2], grasp[3], None
+    elif reach:
         low, high = model.jnt_range[joints, 0].copy(), model.jnt_range[joints, 1].copy()
         limited = model.jnt_limited[joints].astype(bool)
         low[~limited], high[~limited] = -2 * math.pi, 2 * math.pi
@@ -139,13 +150,15 @@ def spec_from_env(env: Any, env_id: str) -> DeploySpec:
             joint_names=_names(model, mujoco.mjtObj.mjOBJ_JOINT, model.njnt),
             actuator_names=_names(model, mujoco.mjtObj.mjOBJ_ACTUATOR, model.nu),
             root_body=task.tracking_body if floating else None,
-            ee_site=getattr(robot, "EE_SITE", None),
+            ee_site=getattr(robot, "EE_SITE", getattr(robot, "PINCH_SITE", None)),
             target_body=target_body if target_body and mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, target_body) >= 0 else None,
             home_keyframe=mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_KEY, task.reset_keyframe),
             mjcf=None if Path(cfg.model_path) == Path(robot.MJCF_PATH) else str(Path(cfg.model_path).resolve()),
         ),
         observation=Observation(size=task.obs_size, groups=groups, normalizer=Normalizer(folded_in=True)),
         action=Action(**action), command=command, episode=episode, gait=gait,
+        terrain=terrain_section(task),  # rough terrain: its scan grid, ground and start tiles
+        grasp=grasp[0] if grasp is not None else None,
     )
     validate(spec)
     return spec

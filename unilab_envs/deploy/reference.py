@@ -5,7 +5,7 @@ What a robot-side program (or ``unilab play``) runs around an exported policy:
     io = PolicyIO(spec, model)                 # names -> addresses in *this* model
     state = io.initial_state(data)             # last action, command, phase, joint targets
     obs = io.observe(data, state)              # float32 (obs_size,), the policy's input
-    io.apply_action(action, state, data.ctrl)  # action -> PD targets in ctrl
+    io.apply_action(action, state, data.ctrl, data)  # action -> PD targets in ctrl
     ... mj_step ``spec.timing.substeps`` times, then io.advance(state)
 
 Each observation group of the spec is built by the function of that name in
@@ -27,6 +27,8 @@ from typing import Callable
 import mujoco
 import numpy as np
 
+from unilab_envs.deploy.grasp import GRASP_BUILDERS, grasp_io
+from unilab_envs.deploy.height_scan import ground_map, scan_group, scan_points
 from unilab_envs.deploy.spec import DeploySpec, SpecError
 
 GRAVITY_DIRECTION = np.array([0.0, 0.0, -1.0])
@@ -53,7 +55,8 @@ class ControllerState:
 
     ``command``: velocity tasks ``(vx, vy, yaw_rate)``; ``target``: reach tasks, the
     world position to reach; ``joint_target``: ``target_delta`` actions' running
-    joint targets (rad); ``phase``: the gait phase (rad, in ``[0, 2 pi)``).
+    joint targets (rad); ``phase``: the gait phase (rad, in ``[0, 2 pi)``);
+    ``ee_target``: ``ee_delta`` actions' running end-effector target (m, world).
     """
 
     last_action: np.ndarray
@@ -61,6 +64,7 @@ class ControllerState:
     phase: float = 0.0
     joint_target: np.ndarray | None = None
     target: np.ndarray | None = None
+    ee_target: np.ndarray | None = None
 
 
 def _name_ids(model: mujoco.MjModel, kind: mujoco.mjtObj, names, what: str) -> np.ndarray:
@@ -112,6 +116,11 @@ class PolicyIO:
             self.target_mocap = int(model.body_mocapid[body]) if body >= 0 else -1
         self.phase_step = 2.0 * math.pi * spec.gait.frequency * spec.timing.control_dt if spec.gait else 0.0
         self.needs_kinematics = any(g.name in ("ee_pos", "ee_to_target") for g in spec.observation.groups)
+        # rough terrain: the ground (the model's heightfield; a robot program sets its own HeightMap) and the scan grid
+        self.height_map, self.scan_points = ground_map(spec, model), scan_points(spec)
+        # pick tasks: the end-effector controller, the gripper and the object (unilab_envs.deploy.grasp)
+        self.grasp = grasp_io(spec, model)
+        self.needs_kinematics = self.needs_kinematics or self.grasp is not None
         self._obs = np.zeros(spec.observation.size, dtype=np.float32)
 
     def actuator_differences(self) -> list[str]:
@@ -143,6 +152,8 @@ class PolicyIO:
             state.joint_target = np.clip(data.qpos[self.joint_q], self.target_low, self.target_high)
         if self.spec.command.kind == "reach_target":
             state.target = np.zeros(3) if target is None else np.asarray(target, dtype=np.float64).copy()
+        if self.grasp is not None:  # the end-effector target where it is, the gripper open, the lift height
+            self.grasp.start(data, state)
         return state
 
     # --- observation -------------------------------------------------------------------
@@ -165,15 +176,20 @@ class PolicyIO:
         return out.astype(np.float32, copy=False)
 
     # --- action -----------------------------------------------------------------------
-    def apply_action(self, action: np.ndarray, state: ControllerState, ctrl: np.ndarray) -> np.ndarray:
+    def apply_action(self, action: np.ndarray, state: ControllerState, ctrl: np.ndarray,
+                     data: mujoco.MjData | None = None) -> np.ndarray:
         """Clip ``action``, remember it as the last action and write the PD targets into ``ctrl``.
 
-        Returns the joint position targets (rad) in the spec's joint order.
+        Returns the joint position targets (rad) in the spec's joint order. ``data``: the robot's
+        state with current kinematics, which ``ee_delta`` actions (the grasp's end-effector
+        controller) start from; the other modes do not read it.
         """
         a = np.clip(np.asarray(action, dtype=np.float64).reshape(-1), *self.clip)
         if a.shape[0] != self.spec.action.size:
             raise SpecError(f"the action has {a.shape[0]} entries; the spec's action size is {self.spec.action.size}")
         state.last_action = a
+        if self.grasp is not None:
+            return self.grasp.apply(a, state, data, ctrl)
         if self.spec.action.mode == "home_offset":
             targets = self.home + self.scale * a
         else:
@@ -249,4 +265,6 @@ GROUP_BUILDERS: dict[str, Callable[[PolicyIO, mujoco.MjData, ControllerState], n
     "ee_pos": _ee_pos,
     "target": lambda io, data, state: state.target,
     "ee_to_target": lambda io, data, state: state.target - io.ee_pos(data),
+    "height_scan": lambda io, data, state: scan_group(io, data),
+    **GRASP_BUILDERS,  # pick tasks: gripper, object pose and velocity, lift target, end-effector target
 }

@@ -199,9 +199,10 @@ class PlaySim2Real:
         self._held_action = np.zeros(self.spec.action.size)
         self._held_obs = None
         self._first_obs = True
-        if self._strength is not None:
-            n = self.spec.action.size if self._per_actuator else 1
-            gain = np.broadcast_to(self.rng.uniform(*self._strength, n), (self.spec.action.size,)).copy()
+        if self._strength is not None:  # one gain per action entry (target: action) or per driven actuator (torque)
+            width = self.spec.action.size if self._strength_target == "action" else len(actuators)
+            n = width if self._per_actuator else 1
+            gain = np.broadcast_to(self.rng.uniform(*self._strength, n), (width,)).copy()
             if self._strength_target == "action":
                 self._action_gain = gain
             else:

@@ -20,10 +20,13 @@ small, versioned JSON document:
 ``action``
     how an action becomes ``ctrl``: joint and actuator names in order, the ``home``
     pose, ``scale``, ``clip``, ``mode`` (``home_offset``: target = home + scale * a;
-    ``target_delta``: target += scale * a, kept within ``target_low/high``), PD gains
-    and torque / control limits of the actuators.
+    ``target_delta``: target += scale * a, kept within ``target_low/high``; ``ee_delta``:
+    the end-effector target += scale * a[:3] m, a[3] the gripper, through the ``grasp``
+    section's controller, the joint lists then being the arm's), PD gains and torque /
+    control limits of the actuators.
 ``command``
-    what the task commands and how training drew it (ranges, resampling time).
+    what the task commands and how training drew it (ranges, resampling time; ``lift``:
+    the height to lift the object to).
 ``gait``
     the gait phase clock (frequency, per-foot offsets), for tasks with one.
 ``episode``
@@ -38,6 +41,22 @@ small, versioned JSON document:
     watchdogs that latch a safe mode): the keys of a sim-to-real profile's ``safety:``
     section (:class:`unilab_envs.deploy.safety.SafetyConfig`). Optional: a spec without it
     runs no guard unless ``unilab play --safety`` asks for one.
+``terrain``
+    rough-terrain tasks: the ``height_scan`` group's grid and frame, the heightfield geom the
+    ground is read from, and how ``unilab play`` rebuilds the training terrain and where its
+    episodes start (:class:`unilab_envs.deploy.height_scan.TerrainSpec`). Optional: a spec
+    without it is for flat ground.
+``grasp``
+    pick tasks (``action.mode: ee_delta``): the end-effector controller (workspace, lead,
+    orientation held, damping, joint step), the gripper (actuator, open / closed ``ctrl``,
+    pads) and the object (body, size, table, reset placement, mass and friction, success
+    rule) (:class:`unilab_envs.deploy.grasp.GraspSpec`). Optional: absent for other tasks.
+``history``
+    the observation history the policy sees (a run's ``obs_history``,
+    :mod:`unilab_envs.deploy.history`): ``length`` frames of ``groups``; the ONNX input is
+    ``size`` wide, the ``observation`` above followed by ``columns`` (``"<group>@<k>"``:
+    the group's values ``k`` control steps earlier). Optional: a spec without it feeds
+    the ``observation`` to the policy as it is.
 
 Everything here is plain Python and NumPy-free JSON: a robot program imports it
 without torch, Numba or the training stack.
@@ -56,9 +75,9 @@ SCHEMA = "unilab.deploy_spec"
 SCHEMA_VERSION = 1
 ONNX_METADATA_KEY = "unilab_deploy_spec"
 SPEC_FILENAME = "deploy_spec.json"
-ACTION_MODES = ("home_offset", "target_delta")
+ACTION_MODES = ("home_offset", "target_delta", "ee_delta")
 PRECISIONS = ("fp32", "fp16", "int8")
-COMMAND_KINDS = ("velocity", "reach_target")
+COMMAND_KINDS = ("velocity", "reach_target", "lift")
 
 
 class SpecError(ValueError):
@@ -136,7 +155,7 @@ class Action:
     joint_names: tuple[str, ...]
     actuator_names: tuple[str, ...]
     home: tuple[float, ...]          # rad, the zero of joint_pos and of home_offset actions
-    scale: float                     # rad per unit action
+    scale: float                     # rad per unit action (ee_delta: m of the end-effector target)
     clip: tuple[float, float]        # the policy's action is clipped to this first
     kp: tuple[float, ...]            # N m / rad
     kd: tuple[float, ...]            # N m s / rad
@@ -196,6 +215,27 @@ class Precision:
 
 
 @dataclass(frozen=True)
+class HistoryColumn:
+    """Columns ``[start, stop)`` of the policy input: group ``group`` as it was ``lag`` control steps ago."""
+
+    name: str
+    group: str
+    lag: int
+    start: int
+    stop: int
+
+
+@dataclass(frozen=True)
+class History:
+    """The policy's observation history (:mod:`unilab_envs.deploy.history` builds and checks the layout)."""
+
+    length: int                          # frames per group, the current one included
+    groups: tuple[str, ...]              # observation groups with a history, in column order
+    size: int                            # the policy input: observation.size + the history's columns
+    columns: tuple[HistoryColumn, ...]   # after the observation, one block per lag 1 .. length - 1
+
+
+@dataclass(frozen=True)
 class DeploySpec:
     task: TaskInfo
     timing: Timing
@@ -207,6 +247,9 @@ class DeploySpec:
     gait: Gait | None = None
     precision: Precision = field(default_factory=Precision)  # absent in older specs: fp32
     safety: Any = None  # a unilab_envs.deploy.safety.SafetyConfig; absent (None): no guard
+    terrain: Any = None  # a unilab_envs.deploy.height_scan.TerrainSpec; absent (None): flat ground
+    history: History | None = None  # absent (None): the policy input is the observation
+    grasp: Any = None  # a unilab_envs.deploy.grasp.GraspSpec (ee_delta actions); absent (None): no object to pick
     schema: str = SCHEMA
     schema_version: int = SCHEMA_VERSION
 
@@ -214,6 +257,12 @@ class DeploySpec:
         data = _plain(dataclasses.asdict(self))
         if data.get("safety") is None:
             data.pop("safety", None)  # no guard: the key is left out, as in specs made before it
+        if data.get("terrain") is None:
+            data.pop("terrain", None)  # flat ground: as in specs made before terrain tasks had one
+        if data.get("history") is None:
+            data.pop("history", None)  # no history: as in specs made before it
+        if data.get("grasp") is None:
+            data.pop("grasp", None)  # no object to pick: as in specs made before pick tasks had one
         return {"schema": data.pop("schema"), "schema_version": data.pop("schema_version"), **data}
 
     def to_json(self) -> str:
@@ -225,10 +274,16 @@ class DeploySpec:
             raise SpecError(f"the deploy spec is for {self.task.id}, not {task_id}: use the deploy_spec.json "
                             f"exported with the policy (`unilab export RUN` writes it beside policy.onnx)")
 
+    @property
+    def input_size(self) -> int:
+        """The policy's input size: the observation's, plus the history's columns when it has one."""
+        return self.observation.size if self.history is None else self.history.size
+
     def require_sizes(self, obs_size: int, action_size: int, what: str = "the policy") -> None:
-        """Raise :class:`SpecError` unless the observation and action sizes match ``what``'s."""
-        if (self.observation.size, self.action.size) != (obs_size, action_size):
-            raise SpecError(f"the deploy spec ({self.task.id}: obs {self.observation.size}, action "
+        """Raise :class:`SpecError` unless the policy input and action sizes match ``what``'s."""
+        if (self.input_size, self.action.size) != (obs_size, action_size):
+            history = f" with a {self.history.length}-frame history" if self.history is not None else ""
+            raise SpecError(f"the deploy spec ({self.task.id}: obs {self.input_size}{history}, action "
                             f"{self.action.size}) does not fit {what} (obs {obs_size}, action {action_size}); "
                             f"use the deploy_spec.json exported with that policy")
 
@@ -265,14 +320,26 @@ def _build(cls: type, data: Any, where: str) -> Any:
         raise SpecError(f"{where} lacks keys {missing}")
     nested = {"task": TaskInfo, "timing": Timing, "model": ModelInfo, "observation": Observation,
               "action": Action, "command": Command, "episode": Episode, "gait": Gait, "normalizer": Normalizer,
-              "precision": Precision}
+              "precision": Precision, "history": History}
     values = {}
     for key, value in data.items():
         if key == "safety" and cls is DeploySpec:
             values[key] = _safety(value, f"{where}.safety")
+        elif key == "grasp" and cls is DeploySpec:
+            from unilab_envs.deploy.grasp import grasp_from_dict  # NumPy: only for pick specs
+
+            values[key] = grasp_from_dict(value, f"{where}.grasp")
+        elif key == "terrain" and cls is DeploySpec:
+            from unilab_envs.deploy.height_scan import terrain_from_dict  # NumPy: only for terrain specs
+
+            values[key] = terrain_from_dict(value, f"{where}.terrain")
         elif key in nested and value is not None and cls is not ObsGroup:
             values[key] = _build(nested[key], value, f"{where}.{key}")
-        elif key == "groups":
+        elif key == "columns" and cls is History:
+            if not isinstance(value, list):
+                raise SpecError(f"{where}.columns must be a list of columns")
+            values[key] = tuple(_build(HistoryColumn, c, f"{where}.columns[{i}]") for i, c in enumerate(value))
+        elif key == "groups" and cls is Observation:
             if not isinstance(value, list):
                 raise SpecError(f"{where}.groups must be a list of groups")
             values[key] = tuple(_build(ObsGroup, g, f"{where}.groups[{i}]") for i, g in enumerate(value))
@@ -400,15 +467,17 @@ def validate(spec: DeploySpec) -> None:
 
     a = spec.action
     _need(a.mode in ACTION_MODES, f"action.mode must be one of {ACTION_MODES}, got {a.mode!r}")
+    joints = len(a.joint_names) if a.mode == "ee_delta" else a.size  # ee_delta: the arm's joints, not the action's size
     for key in ("joint_names", "actuator_names", "home", "kp", "kd", "torque_limit", "ctrl_low", "ctrl_high"):
-        _need(len(getattr(a, key)) == a.size, f"action.{key} has {len(getattr(a, key))} entries, action.size is {a.size}")
+        _need(len(getattr(a, key)) == joints, f"action.{key} has {len(getattr(a, key))} entries, "
+              + (f"action.joint_names has {joints}" if a.mode == "ee_delta" else f"action.size is {a.size}"))
     _finite(a.home, "action.home")
     _finite((a.scale, *a.clip, *a.kp, *a.kd), "action scale, clip and gains")
     _need(a.scale > 0 and a.clip[0] < a.clip[1], f"action needs scale > 0 and clip low < high, got {a.scale}, {a.clip}")
-    if a.mode == "target_delta":
+    if a.mode in ("target_delta", "ee_delta"):
         _need(a.target_low is not None and a.target_high is not None
-              and len(a.target_low) == len(a.target_high) == a.size,
-              f"target_delta actions need target_low and target_high of length {a.size}")
+              and len(a.target_low) == len(a.target_high) == joints,
+              f"{a.mode} actions need target_low and target_high of length {joints}")
     missing_j = [j for j in a.joint_names if j not in spec.model.joint_names]
     missing_a = [x for x in a.actuator_names if x not in spec.model.actuator_names]
     _need(not missing_j and not missing_a,
@@ -428,6 +497,16 @@ def validate(spec: DeploySpec) -> None:
         _need(isinstance(spec.safety, SafetyConfig),
               f"safety must be a SafetyConfig (or null), got {type(spec.safety).__name__}; build it with "
               f"unilab_envs.deploy.safety.safety_config(section)")
+    if spec.terrain is not None or any(g.name == "height_scan" for g in obs.groups):
+        from unilab_envs.deploy.height_scan import validate_terrain
+
+        validate_terrain(spec)
+    if spec.history is not None:
+        _validate_history(spec)
+    if spec.grasp is not None or a.mode == "ee_delta" or c.kind == "lift":
+        from unilab_envs.deploy.grasp import validate_grasp  # NumPy: only for pick specs
+
+        validate_grasp(spec)
     p = spec.precision
     _need(isinstance(p, Precision) and p.name in PRECISIONS,
           f"precision.name must be one of {PRECISIONS}, got {getattr(p, 'name', p)!r}")
@@ -435,3 +514,20 @@ def validate(spec: DeploySpec) -> None:
         value = getattr(p, key)
         _need(value is None or (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0),
               f"precision.{key} must be a finite number >= 0 or null, got {value!r}")
+
+
+def _validate_history(spec: DeploySpec) -> None:
+    """The history section is the layout :func:`unilab_envs.deploy.history.history_section` gives its groups."""
+    from unilab_envs.config import ConfigError
+    from unilab_envs.deploy.history import HistoryConfig, history_section  # NumPy: only for specs with a history
+
+    h = spec.history
+    _need(isinstance(h, History), f"history must be a History section (or null), got {type(h).__name__}")
+    try:
+        want = history_section({g.name: (g.start, g.stop) for g in spec.observation.groups}, spec.observation.size,
+                               HistoryConfig(groups=tuple(h.groups), length=h.length))
+    except ConfigError as e:
+        raise SpecError(f"history: {e}") from None
+    _need(h == want, f"history: its columns or size do not match the layout of {h.length} frames of "
+                     f"{list(h.groups)} after the observation (size {want.size}, columns "
+                     f"{[c.name for c in want.columns]}); re-export the policy with `unilab export RUN`")

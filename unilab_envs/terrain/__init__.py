@@ -10,8 +10,20 @@
 
 from unilab_envs.terrain.config import TERRAIN_TYPES, TerrainConfig
 from unilab_envs.terrain.generate import Terrain, TerrainMap, flat_terrain, generate_terrain
-from unilab_envs.terrain.lookup import ground_height, scan_heights, scan_points
 from unilab_envs.terrain.scene import terrain_model
+
+_LOOKUPS = ("ground_height", "scan_heights", "scan_points")
+
+
+def __getattr__(name: str):
+    # the lookups are Numba kernels: import them on first use, so that building a terrain
+    # (``unilab play`` on a rough-terrain policy, through unilab_envs.deploy) stays free of Numba
+    if name in _LOOKUPS:
+        from unilab_envs.terrain import lookup
+
+        return getattr(lookup, name)
+    raise AttributeError(f"module 'unilab_envs.terrain' has no attribute {name!r}")
+
 
 __all__ = ["TERRAIN_TYPES", "Terrain", "TerrainConfig", "TerrainMap", "flat_terrain", "generate_terrain",
            "ground_height", "scan_heights", "scan_points", "terrain_model"]
