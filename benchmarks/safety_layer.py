@@ -27,7 +27,17 @@ import numpy as np
 import unilab_envs  # noqa: F401  (thread policies first, registers the tasks)
 import trainers.ppo.evaluate as evaluation
 from trainers.play import Player, find_policy, run_headless
-from wrappers.sim2real import load_profile
+from wrappers.sim2real import Sim2Real, load_profile
+
+
+def sim2real_under(env: Any) -> Sim2Real | None:
+    """The ``Sim2Real`` stack in ``env``'s wrapper chain (``env`` itself, or under outer wrappers such as the
+    ``ObservationHistory`` a run's ``obs_history`` adds), or ``None`` on a bare env."""
+    while not isinstance(env, Sim2Real):
+        env = getattr(env, "env", None)
+        if env is None:
+            return None
+    return env
 
 
 def _evaluate(run: str, episodes: int, envs: int, profile: dict | None, seed: int) -> tuple[Any, np.ndarray | None, int]:
@@ -53,7 +63,8 @@ def _evaluate(run: str, episodes: int, envs: int, profile: dict | None, seed: in
                                      seed=seed)
     finally:
         evaluation.make_vec_env = make
-    layer = getattr(built[0], "layers", {}).get("safety") if built else None
+    stack = sim2real_under(built[0]) if built else None
+    layer = stack.layers.get("safety") if stack is not None else None
     if layer is None:
         return result, None, 0
     return result, layer.counts.sum(axis=0), steps[0] * layer.counts.shape[0] * layer.limits.size

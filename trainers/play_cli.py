@@ -45,9 +45,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--episodes", type=positive_int, default=10, help="headless: episodes to run (default 10)")
     p.add_argument("--model-path", metavar="FILE.xml",
                    help="play on another MJCF with the same joint, actuator and body names (e.g. a Menagerie robot)")
+    from unilab_envs.profile_files import profile_names  # the packaged profiles (no Numba, unlike wrappers)
+
     p.add_argument("--sim2real", metavar="PROFILE",
                    help="add a sim-to-real profile's sensor noise, IMU drift, latency, packet loss, action noise and "
-                        "motor strength in the play loop: a packaged name (go1_real, g1_real, ur5_real) or a YAML path")
+                        f"motor strength in the play loop: a packaged name ({', '.join(profile_names())}) or a YAML "
+                        "path")
     p.add_argument("--safety", nargs="?", const="on", metavar="SOURCE",
                    help="run the safety guard (limits on the targets, watchdogs that latch a damping safe mode; "
                         "docs/deploy.md): bare, the --sim2real profile's safety section, else the deploy spec's, else "

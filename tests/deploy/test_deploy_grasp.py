@@ -216,7 +216,7 @@ def test_grasp_play_under_its_profile_and_without_a_guard(grasp_run, capsys):
 
 
 def test_the_shipped_grasp_policy_carries_its_spec_and_the_window_keys_move_the_lift_height(grasp_run):
-    from trainers.play import GLFW_KEYS, Player, _overlay, apply_key, find_policy, idle_command, keys_overlay
+    from trainers.play import GLFW_KEYS, Player, apply_key, find_policy, idle_command, keys_overlay, status_overlay
     from unilab_envs.deploy import load_spec
 
     assert load_spec(SHIPPED / "deploy_spec.json") == load_spec(SHIPPED / "policy.onnx") == load_spec(grasp_run)
@@ -228,6 +228,6 @@ def test_the_shipped_grasp_policy_carries_its_spec_and_the_window_keys_move_the_
     apply_key(player, GLFW_KEYS["r"])  # a new cube, the lift height kept
     assert player.step_count == 0 and player.command[0] == pytest.approx(0.195)
     assert player.control_step(resample=False) is False
-    names, values = _overlay(player, False)[2:]
+    names, values = status_overlay(player, False)[2:]
     assert names.splitlines()[0] == "lift height" and values.startswith("0.195 m")
     assert "lift height" in keys_overlay("lift")[3]

@@ -1,0 +1,39 @@
+"""The ``MjModel`` ``unilab play`` steps: the spec's MJCF (or ``--model-path``), with its terrain."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import mujoco
+
+from unilab_envs.deploy import DeploySpec, SpecError
+from unilab_envs.deploy.from_task import default_model_path
+from unilab_envs.deploy.height_scan import play_model
+
+from .policy import PlayError
+
+
+def load_play_model(spec: DeploySpec, model_path: str | None = None) -> mujoco.MjModel:
+    """The model to play, at the spec's physics step; :class:`PlayError` when it cannot be built.
+
+    ``model_path``: another MJCF with the spec's joint, actuator and body names (a Menagerie
+    robot); else the spec's MJCF, else the task's packaged one. A spec with a terrain
+    section gets that terrain in place of the model's floor
+    (:func:`unilab_envs.deploy.height_scan.play_model`).
+    """
+    xml = model_path or spec.model.mjcf
+    if xml is None:
+        try:
+            xml = str(default_model_path(spec.task.id))
+        except SpecError as e:
+            raise PlayError(f"{e}; pass --model-path FILE.xml") from None
+    if not Path(xml).is_file():
+        raise PlayError(f"model {xml} does not exist; pass the path of an MJCF (.xml) file")
+    try:
+        model = play_model(spec, str(xml))
+    except SpecError as e:  # a terrain section this UniLab cannot build
+        raise PlayError(str(e)) from None
+    except ValueError as e:
+        raise PlayError(f"could not compile MJCF {xml}: {' '.join(str(e).split())}") from None
+    model.opt.timestep = spec.timing.physics_dt
+    return model
