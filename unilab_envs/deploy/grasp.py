@@ -33,15 +33,15 @@ joint from its object tracker. Importing this module needs NumPy and MuJoCo only
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import mujoco
 import numpy as np
 
-from unilab_envs.deploy.spec import Command, Episode, SpecError
+from unilab_envs.deploy.model_ids import name_ids
+from unilab_envs.deploy.spec import Command, Episode, SpecError, build_section
 
 #: the observation groups only a grasp spec has (they need its ``grasp`` section)
 GRASP_GROUPS = ("gripper", "ee_quat", "object_pos", "object_quat", "object_vel", "object_ang_vel",
@@ -115,29 +115,11 @@ class GraspSpec:
 _NESTED = {"controller": EndEffectorController, "gripper": Gripper, "object": GraspObject}
 
 
-def _tupled(value: Any) -> Any:
-    return tuple(_tupled(v) for v in value) if isinstance(value, (list, tuple)) else value
-
-
-def _keys(data: Any, cls: type, where: str) -> dict[str, Any]:
-    if not isinstance(data, Mapping):
-        raise SpecError(f"{where} must be a JSON object, got {type(data).__name__}")
-    fields = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(data) - fields)
-    if unknown:
-        raise SpecError(f"{where} has unknown keys {unknown}; known: {sorted(fields)}")
-    missing = sorted(fields - set(data))
-    if missing:
-        raise SpecError(f"{where} lacks keys {missing}")
-    return {k: _tupled(v) for k, v in data.items()}
-
-
 def grasp_from_dict(data: Any, where: str = "spec.grasp") -> GraspSpec | None:
     """The spec's ``grasp`` section from its JSON object (``None`` stays ``None``)."""
     if data is None:
         return None
-    values = _keys(data, GraspSpec, where)
-    return GraspSpec(**{k: cls(**_keys(values[k], cls, f"{where}.{k}")) for k, cls in _NESTED.items()})
+    return build_section(GraspSpec, data, where, _NESTED)
 
 
 def _need(condition: bool, message: str) -> None:
@@ -196,14 +178,7 @@ def validate_grasp(spec: Any) -> None:
 # --- the reference path ---------------------------------------------------------------------------
 
 
-def _ids(model: mujoco.MjModel, kind: mujoco.mjtObj, names, what: str) -> np.ndarray:
-    ids = [mujoco.mj_name2id(model, kind, n) for n in names]
-    missing = [n for n, i in zip(names, ids) if i < 0]
-    if missing:
-        raise SpecError(f"the model has no {what} named {missing}; the grasp policy needs a model with the deploy "
-                        f"spec's names")
-    return np.asarray(ids, dtype=np.int64)
-
+_NEEDS = "the grasp policy"  # who needs the names, in name_ids' messages
 
 _NEXT, _PREV = [1, 2, 0], [2, 0, 1]
 
@@ -234,14 +209,14 @@ class GraspIO:
     def __init__(self, spec: Any, model: mujoco.MjModel) -> None:
         g, a, obj = spec.grasp, spec.action, mujoco.mjtObj
         self.spec, self.model = g, model
-        self.joints = _ids(model, obj.mjOBJ_JOINT, a.joint_names, "joint")
+        self.joints = name_ids(model, obj.mjOBJ_JOINT, a.joint_names, "joint", _NEEDS)
         self.arm_q = model.jnt_qposadr[self.joints].astype(np.int64)
         self.arm_d = model.jnt_dofadr[self.joints].astype(np.int64)
-        self.arm_act = _ids(model, obj.mjOBJ_ACTUATOR, a.actuator_names, "actuator")
-        self.site = int(_ids(model, obj.mjOBJ_SITE, (spec.model.ee_site,), "site")[0])
-        self.pads = _ids(model, obj.mjOBJ_BODY, g.gripper.pad_bodies, "body")
-        self.gripper = int(_ids(model, obj.mjOBJ_ACTUATOR, (g.gripper.actuator,), "actuator")[0])
-        self.cube = int(_ids(model, obj.mjOBJ_BODY, (g.object.body,), "body")[0])
+        self.arm_act = name_ids(model, obj.mjOBJ_ACTUATOR, a.actuator_names, "actuator", _NEEDS)
+        self.site = int(name_ids(model, obj.mjOBJ_SITE, (spec.model.ee_site,), "site", _NEEDS)[0])
+        self.pads = name_ids(model, obj.mjOBJ_BODY, g.gripper.pad_bodies, "body", _NEEDS)
+        self.gripper = int(name_ids(model, obj.mjOBJ_ACTUATOR, (g.gripper.actuator,), "actuator", _NEEDS)[0])
+        self.cube = int(name_ids(model, obj.mjOBJ_BODY, (g.object.body,), "body", _NEEDS)[0])
         free = [j for j in range(model.njnt) if model.jnt_bodyid[j] == self.cube and model.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE]
         geoms = np.flatnonzero(model.geom_bodyid == self.cube)
         if not free or geoms.size != 1 or model.geom_type[geoms[0]] != mujoco.mjtGeom.mjGEOM_BOX:

@@ -31,7 +31,7 @@ from typing import Any, Mapping
 import mujoco
 import numpy as np
 
-from unilab_envs.deploy.spec import SpecError
+from unilab_envs.deploy.spec import SpecError, build_section, tupled
 
 SCAN_FRAMES = ("heading",)
 GENERATORS = ("unilab.terrain",)
@@ -187,41 +187,22 @@ def terrain_section(task: Any) -> TerrainSpec | None:
     cfg = task.config
     grid, spacing = _grid_of(task.ground.scan_points)
     config = {f.name: getattr(cfg.terrain, f.name) for f in dataclasses.fields(cfg.terrain)}
-    return TerrainSpec(height_scan=HeightScan(grid=grid, spacing=spacing), config=_tupled(config),
+    return TerrainSpec(height_scan=HeightScan(grid=grid, spacing=spacing), config=tupled(config),
                        seed=int(cfg.terrain_seed), start_levels=tuple(int(v) for v in cfg.init_levels),
                        spawn_clearance=float(cfg.spawn_clearance))
-
-
-def _tupled(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {k: _tupled(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return tuple(_tupled(v) for v in value)
-    return value
-
-
-def _keys(data: Any, cls: type, where: str) -> dict[str, Any]:
-    if not isinstance(data, Mapping):
-        raise SpecError(f"{where} must be a JSON object, got {type(data).__name__}")
-    fields = {f.name: f for f in dataclasses.fields(cls)}
-    unknown = sorted(set(data) - set(fields))
-    if unknown:
-        raise SpecError(f"{where} has unknown keys {unknown}; known: {sorted(fields)}")
-    missing = [n for n, f in fields.items() if n not in data and f.default is dataclasses.MISSING]
-    if missing:
-        raise SpecError(f"{where} lacks keys {missing}")
-    return {k: _tupled(v) for k, v in data.items()}
 
 
 def terrain_from_dict(data: Any, where: str = "spec.terrain") -> TerrainSpec | None:
     """The spec's ``terrain`` section from its JSON object (``None`` stays ``None``)."""
     if data is None:
         return None
-    values = _keys(data, TerrainSpec, where)
-    values["height_scan"] = HeightScan(**_keys(values["height_scan"], HeightScan, f"{where}.height_scan"))
-    if not isinstance(values["config"], Mapping):
-        raise SpecError(f"{where}.config must be a JSON object of terrain config fields")
-    return TerrainSpec(**values)
+    return build_section(TerrainSpec, data, where, {"height_scan": HeightScan, "config": _config})
+
+
+def _config(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        raise SpecError(f"{where} must be a JSON object of terrain config fields")
+    return tupled(value)
 
 
 def _need(condition: bool, message: str) -> None:

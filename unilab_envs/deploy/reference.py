@@ -29,6 +29,7 @@ import numpy as np
 
 from unilab_envs.deploy.grasp import GRASP_BUILDERS, grasp_io
 from unilab_envs.deploy.height_scan import ground_map, scan_group, scan_points
+from unilab_envs.deploy.model_ids import name_ids
 from unilab_envs.deploy.spec import DeploySpec, SpecError
 
 GRAVITY_DIRECTION = np.array([0.0, 0.0, -1.0])
@@ -67,15 +68,6 @@ class ControllerState:
     ee_target: np.ndarray | None = None
 
 
-def _name_ids(model: mujoco.MjModel, kind: mujoco.mjtObj, names, what: str) -> np.ndarray:
-    ids = [mujoco.mj_name2id(model, kind, n) for n in names]
-    missing = [n for n, i in zip(names, ids) if i < 0]
-    if missing:
-        raise SpecError(f"the model has no {what} named {missing}; the policy needs a model with the deploy spec's "
-                        f"names ({what}s {list(names)})")
-    return np.asarray(ids, dtype=np.int64)
-
-
 class PolicyIO:
     """The spec's observation and action mapping, bound to the names of one ``MjModel``.
 
@@ -89,10 +81,10 @@ class PolicyIO:
         if unknown:
             raise SpecError(f"observation groups {unknown} have no reference builder; known: {sorted(GROUP_BUILDERS)}")
         a = spec.action
-        joints = _name_ids(model, mujoco.mjtObj.mjOBJ_JOINT, a.joint_names, "joint")
+        joints = name_ids(model, mujoco.mjtObj.mjOBJ_JOINT, a.joint_names, "joint")
         self.joint_q = model.jnt_qposadr[joints].astype(np.int64)
         self.joint_d = model.jnt_dofadr[joints].astype(np.int64)
-        self.actuators = _name_ids(model, mujoco.mjtObj.mjOBJ_ACTUATOR, a.actuator_names, "actuator")
+        self.actuators = name_ids(model, mujoco.mjtObj.mjOBJ_ACTUATOR, a.actuator_names, "actuator")
         self.home = np.asarray(a.home, dtype=np.float64)
         self.clip = (float(a.clip[0]), float(a.clip[1]))
         self.scale = float(a.scale)
@@ -101,7 +93,7 @@ class PolicyIO:
             self.target_high = np.asarray(a.target_high, dtype=np.float64)
         self.root_q = self.root_d = -1
         if spec.model.root_body is not None:
-            body = int(_name_ids(model, mujoco.mjtObj.mjOBJ_BODY, (spec.model.root_body,), "body")[0])
+            body = int(name_ids(model, mujoco.mjtObj.mjOBJ_BODY, (spec.model.root_body,), "body")[0])
             free = [j for j in range(model.njnt)
                     if model.jnt_bodyid[j] == body and model.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE]
             if not free:
@@ -109,7 +101,7 @@ class PolicyIO:
             self.root_q, self.root_d = int(model.jnt_qposadr[free[0]]), int(model.jnt_dofadr[free[0]])
         self.ee_site = -1
         if spec.model.ee_site is not None:
-            self.ee_site = int(_name_ids(model, mujoco.mjtObj.mjOBJ_SITE, (spec.model.ee_site,), "site")[0])
+            self.ee_site = int(name_ids(model, mujoco.mjtObj.mjOBJ_SITE, (spec.model.ee_site,), "site")[0])
         self.target_mocap = -1
         if spec.model.target_body is not None:
             body = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, spec.model.target_body)

@@ -300,14 +300,23 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _tupled(value: Any) -> Any:
-    if isinstance(value, list):
-        return tuple(_tupled(v) for v in value)
+def tupled(value: Any) -> Any:
+    """JSON lists -> tuples, recursively, also inside objects (the dataclasses' frozen shape)."""
+    if isinstance(value, Mapping):
+        return {k: tupled(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return tuple(tupled(v) for v in value)
     return value
 
 
-def _build(cls: type, data: Any, where: str) -> Any:
-    """``cls(**data)`` with unknown and missing keys reported by path; nested dataclasses built."""
+def build_section(cls: type, data: Any, where: str, nested: Mapping[str, Any] | None = None) -> Any:
+    """``cls(**data)`` from a JSON object, with unknown and missing keys reported by path (``where``).
+
+    ``nested`` says how the values of some keys are built: a dataclass is built the same way
+    (at ``where.key``), a function is called as ``build(value, "where.key")``. Other values
+    are kept, their lists made tuples (:func:`tupled`). The spec's sections (``grasp``,
+    ``terrain``) are read with this too.
+    """
     if not isinstance(data, Mapping):
         raise SpecError(f"{where} must be a JSON object, got {type(data).__name__}")
     fields = {f.name: f for f in dataclasses.fields(cls)}
@@ -318,34 +327,66 @@ def _build(cls: type, data: Any, where: str) -> Any:
                and f.default_factory is dataclasses.MISSING]
     if missing:
         raise SpecError(f"{where} lacks keys {missing}")
-    nested = {"task": TaskInfo, "timing": Timing, "model": ModelInfo, "observation": Observation,
-              "action": Action, "command": Command, "episode": Episode, "gait": Gait, "normalizer": Normalizer,
-              "precision": Precision, "history": History}
+    nested = nested or {}
     values = {}
     for key, value in data.items():
-        if key == "safety" and cls is DeploySpec:
-            values[key] = _safety(value, f"{where}.safety")
-        elif key == "grasp" and cls is DeploySpec:
-            from unilab_envs.deploy.grasp import grasp_from_dict  # NumPy: only for pick specs
-
-            values[key] = grasp_from_dict(value, f"{where}.grasp")
-        elif key == "terrain" and cls is DeploySpec:
-            from unilab_envs.deploy.height_scan import terrain_from_dict  # NumPy: only for terrain specs
-
-            values[key] = terrain_from_dict(value, f"{where}.terrain")
-        elif key in nested and value is not None and cls is not ObsGroup:
-            values[key] = _build(nested[key], value, f"{where}.{key}")
-        elif key == "columns" and cls is History:
-            if not isinstance(value, list):
-                raise SpecError(f"{where}.columns must be a list of columns")
-            values[key] = tuple(_build(HistoryColumn, c, f"{where}.columns[{i}]") for i, c in enumerate(value))
-        elif key == "groups" and cls is Observation:
-            if not isinstance(value, list):
-                raise SpecError(f"{where}.groups must be a list of groups")
-            values[key] = tuple(_build(ObsGroup, g, f"{where}.groups[{i}]") for i, g in enumerate(value))
+        build = nested.get(key)
+        if build is None:
+            values[key] = tupled(value)
+        elif dataclasses.is_dataclass(build):
+            values[key] = build_section(build, value, f"{where}.{key}")
         else:
-            values[key] = _tupled(value)
+            values[key] = build(value, f"{where}.{key}")
     return cls(**values)
+
+
+def _build(cls: type, data: Any, where: str) -> Any:
+    """A spec dataclass from its JSON object, its sections, groups and columns built too."""
+    return build_section(cls, data, where, _nested(cls))
+
+
+_SECTIONS = {"task": TaskInfo, "timing": Timing, "model": ModelInfo, "observation": Observation, "action": Action,
+             "command": Command, "episode": Episode, "gait": Gait, "normalizer": Normalizer, "precision": Precision,
+             "history": History}
+
+
+def _nested(cls: type) -> dict[str, Any]:
+    """How :func:`_build` builds the values of ``cls``'s keys that are not plain JSON."""
+    if cls is ObsGroup:
+        return {}
+    nested: dict[str, Any] = {key: _optional(section) for key, section in _SECTIONS.items()}
+    if cls is DeploySpec:
+        nested.update(safety=_safety, grasp=_grasp, terrain=_terrain)
+    elif cls is History:
+        nested["columns"] = _listed(HistoryColumn, "columns")
+    elif cls is Observation:
+        nested["groups"] = _listed(ObsGroup, "groups")
+    return nested
+
+
+def _optional(cls: type):
+    return lambda value, where: None if value is None else _build(cls, value, where)
+
+
+def _listed(cls: type, what: str):
+    def build(value: Any, where: str) -> tuple:
+        if not isinstance(value, list):
+            raise SpecError(f"{where} must be a list of {what}")
+        return tuple(_build(cls, v, f"{where}[{i}]") for i, v in enumerate(value))
+
+    return build
+
+
+def _grasp(value: Any, where: str) -> Any:
+    from unilab_envs.deploy.grasp import grasp_from_dict  # NumPy: only for pick specs
+
+    return grasp_from_dict(value, where)
+
+
+def _terrain(value: Any, where: str) -> Any:
+    from unilab_envs.deploy.height_scan import terrain_from_dict  # NumPy: only for terrain specs
+
+    return terrain_from_dict(value, where)
 
 
 def _safety(value: Any, where: str) -> Any:
