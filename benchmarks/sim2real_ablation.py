@@ -81,6 +81,11 @@ def nearby_profiles(profile: Mapping[str, Any]) -> list[tuple[str, dict]]:
 
 def table(results: list[tuple[str, Any]]) -> str:
     """Markdown table of ``(label, EvalResult)`` rows."""
+    if any(r.success_rate is not None for _, r in results):  # reach, grasp: a success ends the episode too
+        lines = ["| wrappers | success | ended early | return | length |", "|---|---|---|---|---|"]
+        for label, r in results:
+            lines.append(f"| {label} | {r.success_rate:.1%} | {r.fall_rate:.1%} | {r.mean_return:.1f} | {r.mean_length:.0f} |")
+        return "\n".join(lines)
     lines = ["| wrappers | falls | forward tracking | return | length |", "|---|---|---|---|---|"]
     for label, r in results:
         track = "-" if r.tracking_share is None else f"{r.tracking_share:.1%}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import trainers.common.envs as common_envs
-from benchmarks.sim2real_ablation import ablation_profiles, main, nearby_profiles
+from benchmarks.sim2real_ablation import ablation_profiles, main, nearby_profiles, table
 from trainers import cli
 from wrappers.sim2real import SECTIONS, load_profile
 
@@ -99,3 +99,13 @@ def test_a_run_trained_bare_needs_a_profile(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main([str(run)])
     assert "--profile" in capsys.readouterr().err
+
+
+def test_a_task_with_success_gets_a_success_column():
+    from types import SimpleNamespace
+
+    grasp = SimpleNamespace(success_rate=0.953, fall_rate=0.961, tracking_share=None, mean_return=23.4, mean_length=58.9)
+    walk = SimpleNamespace(success_rate=None, fall_rate=0.055, tracking_share=0.925, mean_return=50.0, mean_length=980.0)
+    assert table([("whole profile", grasp)]).splitlines()[2] == "| whole profile | 95.3% | 96.1% | 23.4 | 59 |"
+    assert "| success | ended early |" in table([("whole profile", grasp)])
+    assert table([("whole profile", walk)]).splitlines()[2] == "| whole profile | 5.5% | 92.5% | 50.0 | 980 |"
