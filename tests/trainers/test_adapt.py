@@ -205,6 +205,17 @@ def test_adaptation_improves_a_weak_policy_and_writes_log_curve_and_best_run(sou
     assert run(["export", str(out / "best"), "--out", str(tmp_path / "p.onnx")]) == 0
 
 
+def test_the_same_rounds_without_learning_do_not_improve(sources, tmp_path):
+    """The control of the test above: the same rounds at learning rate 1e-9 (fixed) cannot gain what it gained."""
+    src, out = sources / "weak", tmp_path / "control"
+    assert run(["adapt", str(src), "--sim2real", "none", "--out", str(out), "--rounds", "3",
+                "--steps-per-round", "2048", "--eval-episodes", "64", "--no-progress", "log.tensorboard=false",
+                "algo.learning_rate=1e-9", "algo.schedule=fixed"]) == 0
+    rows = read_log(out)
+    start, best = float(rows[0]["metric"]), float(rows[-1]["best"])
+    assert best < start + 0.1, rows
+
+
 def test_a_harmful_setting_trips_the_fuse_and_the_best_policy_is_restored(sources, tmp_path, capsys):
     src, out = sources / "good", tmp_path / "harmed"
     assert run(["adapt", str(src), "--sim2real", "none", "--out", str(out), "--rounds", "6",
