@@ -32,6 +32,7 @@ import mujoco
 import numpy as np
 
 from unilab_envs.deploy.spec import SpecError, build_section, tupled
+from unilab_envs.terrain import scan as terrain_scan
 
 SCAN_FRAMES = ("heading",)
 GENERATORS = ("unilab.terrain",)
@@ -82,14 +83,9 @@ class TerrainSpec:
 
 
 def grid_points(grid: tuple[int, int], spacing: float) -> np.ndarray:
-    """``(grid[0]*grid[1], 2)`` float64 xy offsets of the scan in its frame, x-major (see :class:`HeightScan`)."""
-    nx, ny = int(grid[0]), int(grid[1])
-    xs = (np.arange(nx) - 0.5 * (nx - 1)) * spacing
-    ys = (np.arange(ny) - 0.5 * (ny - 1)) * spacing
-    points = np.empty((nx, ny, 2), dtype=np.float64)
-    points[:, :, 0] = xs[:, None]
-    points[:, :, 1] = ys[None, :]
-    return points.reshape(nx * ny, 2)
+    """``(grid[0]*grid[1], 2)`` float64 xy offsets of the scan in its frame, x-major (see :class:`HeightScan`):
+    the env's own grid (:func:`unilab_envs.terrain.scan.scan_points`)."""
+    return terrain_scan.scan_points(int(grid[0]), int(grid[1]), float(spacing))
 
 
 def heading(quat: np.ndarray) -> tuple[float, float]:

@@ -5,14 +5,16 @@
   and tile centres), deterministic from ``(cfg, seed)``; :func:`flat_terrain` for flat tasks.
 * :func:`terrain_model` (:mod:`.scene`): the robot's MJCF with its floor plane replaced by an hfield.
 * :func:`ground_height`, :func:`scan_heights` (:mod:`.lookup`, Numba, inlined): the height
-  under a point, triangulated like MuJoCo's hfield; :func:`scan_points`: legged_gym's scan grid.
+  under a point, triangulated like MuJoCo's hfield.
+* :func:`scan_points` (:mod:`.scan`, NumPy): legged_gym's scan grid.
 """
 
 from unilab_envs.terrain.config import TERRAIN_TYPES, TerrainConfig
 from unilab_envs.terrain.generate import Terrain, TerrainMap, flat_terrain, generate_terrain
+from unilab_envs.terrain.scan import scan_points
 from unilab_envs.terrain.scene import terrain_model
 
-_LOOKUPS = ("ground_height", "scan_heights", "scan_points")
+_LOOKUPS = ("ground_height", "scan_heights")
 
 
 def __getattr__(name: str):

@@ -43,7 +43,7 @@ def ground_height(terrain_map, x, y):
 def scan_heights(out, terrain_map, base_x, base_y, base_z, cos_yaw, sin_yaw, points):
     """``out[k] = base_z - ground_height`` under scan point ``k``, rotated by the base yaw.
 
-    ``points`` is ``(n, 2)`` in the yaw-aligned base frame (see :func:`scan_points`); ``out``
+    ``points`` is ``(n, 2)`` in the yaw-aligned base frame (see :func:`unilab_envs.terrain.scan.scan_points`); ``out``
     a 1-D float32 or float64 array (or row view) of length ``n``.
     """
     for k in range(points.shape[0]):
@@ -52,20 +52,3 @@ def scan_heights(out, terrain_map, base_x, base_y, base_z, cos_yaw, sin_yaw, poi
         wx = base_x + cos_yaw * px - sin_yaw * py
         wy = base_y + sin_yaw * px + cos_yaw * py
         out[k] = base_z - ground_height(terrain_map, wx, wy)
-
-
-def scan_points(nx: int = 17, ny: int = 11, spacing: float = 0.1) -> np.ndarray:
-    """A centred ``nx`` x ``ny`` grid of xy offsets, ``(nx*ny, 2)`` float64, x-major
-    (point ``k = i*ny + j`` is ``((i - (nx-1)/2)*spacing, (j - (ny-1)/2)*spacing)``).
-
-    The defaults are legged_gym's 1.6 m x 1.0 m scan (187 points).
-    """
-    if nx < 1 or ny < 1 or not spacing > 0:
-        raise ValueError(f"scan_points needs nx >= 1, ny >= 1 and spacing > 0, got nx={nx}, ny={ny}, "
-                         f"spacing={spacing}")
-    xs = (np.arange(nx) - 0.5 * (nx - 1)) * spacing
-    ys = (np.arange(ny) - 0.5 * (ny - 1)) * spacing
-    grid = np.empty((nx, ny, 2), dtype=np.float64)
-    grid[:, :, 0] = xs[:, None]
-    grid[:, :, 1] = ys[None, :]
-    return grid.reshape(nx * ny, 2)
