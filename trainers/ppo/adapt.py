@@ -38,7 +38,9 @@ weights with the adaptation config, without the source's env state), so
 
 from __future__ import annotations
 
+import csv
 import dataclasses
+import io
 import math
 import shutil
 import time
@@ -386,11 +388,13 @@ def _csv_text(rows: Sequence[Mapping[str, Any]]) -> str:
             return ""
         if isinstance(value, float):
             return "nan" if math.isnan(value) else f"{value:.6g}"
-        text = str(value)
-        return f'"{text.replace(chr(34), chr(39))}"' if any(c in text for c in ',"\n') else text
+        return str(value)
 
-    lines = [",".join(COLUMNS)] + [",".join(cell(row[c]) for c in COLUMNS) for row in rows]
-    return "\n".join(lines) + "\n"
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    writer.writerows([cell(row[c]) for c in COLUMNS] for row in rows)
+    return text.getvalue()
 
 
 def summary(result: AdaptResult) -> str:
