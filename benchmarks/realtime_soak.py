@@ -425,13 +425,12 @@ def policy_folder(policy: str, precision: str, export_dir: Path) -> Path:
 
 
 def machine() -> dict:
-    model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                  if line.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").exists() \
-        else platform.processor()
     import mujoco
     import onnxruntime
 
-    return {"cpu": model, "cpus": os.cpu_count(), "python": platform.python_version(),
+    from unilab_envs.threads import cpu_model
+
+    return {"cpu": cpu_model(), "cpus": os.cpu_count(), "python": platform.python_version(),
             "onnxruntime": onnxruntime.__version__, "mujoco": mujoco.__version__,
             "loadavg_before": list(os.getloadavg())}
 

@@ -81,6 +81,20 @@ def available_cpus() -> int:
         return os.cpu_count() or 1
 
 
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo``), else what :mod:`platform` knows, for benchmark reports."""
+    import platform
+
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 @contextlib.contextmanager
 def numba_threads(n: int) -> Iterator[None]:
     """Run the enclosed Numba kernels on ``n`` threads, then restore the caller's count.

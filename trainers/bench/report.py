@@ -37,16 +37,9 @@ def machine_info(threads: int, device: str) -> dict:
     import numpy as np
     import torch
 
-    from unilab_envs.threads import available_cpus
+    from unilab_envs.threads import available_cpus, cpu_model
 
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu = cpu_model()
     gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
     try:
         load = os.getloadavg()[0]
