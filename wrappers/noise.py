@@ -22,7 +22,7 @@ import numpy as np
 from gymnasium.vector import VectorEnv
 
 from unilab_envs.core.rng import normal, uniform
-from wrappers._base import Sim2RealWrapper, row_kernel, frozen_mapping, group_columns, make_config, require
+from wrappers._base import Sim2RealWrapper, as_range, row_kernel, frozen_mapping, group_columns, make_config, require
 
 DISTRIBUTIONS = ("gaussian", "uniform")
 MODES = ("additive", "multiplicative")
@@ -34,19 +34,22 @@ def _draw(rng, i, gaussian):
 
 
 @row_kernel
-def _obs_noise(obs, out, final_in, final_out, touch, final, rng, cols, scale, gaussian, multiplicative):
+def _obs_noise(obs, out, final_in, final_out, touch, started, final, rng, cols, scale, env_level, level_low, level_high,
+               gaussian, multiplicative):
     for i in nb.prange(obs.shape[0]):
         if not touch[i]:
             continue
-        if final[i]:
+        if final[i]:  # the old episode's last observation, at the old episode's level
             final_out[i, :] = final_in[i, :]
             for c in range(cols.shape[0]):
-                n = scale[c] * _draw(rng, i, gaussian)
+                n = scale[c] * env_level[i] * _draw(rng, i, gaussian)
                 j = cols[c]
                 final_out[i, j] = final_in[i, j] * (1.0 + n) if multiplicative else final_in[i, j] + n
+        if started[i] and level_high > level_low:  # a fixed level draws nothing (its stream is unchanged)
+            env_level[i] = level_low + (level_high - level_low) * uniform(rng, i)
         out[i, :] = obs[i, :]
         for c in range(cols.shape[0]):
-            n = scale[c] * _draw(rng, i, gaussian)
+            n = scale[c] * env_level[i] * _draw(rng, i, gaussian)
             j = cols[c]
             out[i, j] = obs[i, j] * (1.0 + n) if multiplicative else obs[i, j] + n
 
@@ -92,16 +95,20 @@ class ObservationNoiseConfig:
             in the group's units; groups not named are left exact.
         distribution: ``"gaussian"`` or ``"uniform"``.
         mode: ``"additive"`` or ``"multiplicative"`` (relative scale).
-        level: a global multiplier on every scale (Playground's ``noise_level``).
+        level: a global multiplier on every scale (Playground's ``noise_level``): a number,
+            or ``(low, high)``: each env draws its multiplier uniformly from the range at the
+            start of every episode, so that with ``low = 0`` a policy also meets (nearly)
+            clean observations and does not come to depend on the noise.
     """
 
     scales: Mapping[str, float] = field(default_factory=dict)
     distribution: str = "gaussian"
     mode: str = "additive"
-    level: float = 1.0
+    level: Any = 1.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "scales", frozen_mapping(self.scales, "scales"))
+        object.__setattr__(self, "level", as_range(self.level, "level"))
 
     def validate(self) -> None:
         require(len(self.scales) > 0, "ObservationNoise needs scales, e.g. scales={'gyro': 0.2, 'joint_vel': 1.5}")
@@ -109,25 +116,34 @@ class ObservationNoiseConfig:
             require(math.isfinite(value) and value >= 0, f"noise scale of group {name!r} must be >= 0, got {value}")
         require(self.distribution in DISTRIBUTIONS, f"distribution must be one of {DISTRIBUTIONS}, got {self.distribution!r}")
         require(self.mode in MODES, f"mode must be one of {MODES}, got {self.mode!r}")
-        require(math.isfinite(self.level) and self.level >= 0, f"level must be >= 0, got {self.level}")
+        require(self.level is not None, "level must be a number or a (low, high) pair")
+        low, high = self.level
+        require(math.isfinite(low) and math.isfinite(high) and 0 <= low <= high,
+                f"level must satisfy 0 <= low <= high, got {self.level}")
 
 
 class ObservationNoise(Sim2RealWrapper):
     """Gaussian or uniform, additive or multiplicative noise per observation group.
 
     ``ObservationNoise(env, scales={"gyro": 0.2, "joint_vel": 1.5}, distribution="uniform")``.
-    Fresh noise every step, also on SAME_STEP's ``info["final_obs"]``.
+    Fresh noise every step, also on SAME_STEP's ``info["final_obs"]``. With a ``level`` range,
+    ``env_level`` holds each env's multiplier of the current episode.
     """
 
     STREAM = 10
-    STATE = ("_out", "_final_out")
+    STATE = ("env_level", "_out", "_final_out")
 
     def __init__(self, env: VectorEnv, config: ObservationNoiseConfig | Mapping[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(env)
         self.config = cfg = make_config(ObservationNoiseConfig, config, kwargs)
         columns = group_columns(env, cfg.scales, "ObservationNoise")
         self._cols = np.concatenate([columns[g] for g in cfg.scales])
-        self._configured_scale = np.concatenate([np.full(columns[g].size, cfg.scales[g] * cfg.level) for g in cfg.scales])
+        low, high = cfg.level
+        self._ranged = high > low
+        # a fixed level is folded into the scales (env_level stays 1); a range is drawn per episode
+        fixed = 1.0 if self._ranged else low
+        self._configured_scale = np.concatenate([np.full(columns[g].size, cfg.scales[g] * fixed) for g in cfg.scales])
+        self.env_level = np.full(self.num_envs, low if self._ranged else 1.0)
         self._scale = self._configured_scale.copy()
         shape = (self.num_envs, int(np.prod(self.single_observation_space.shape)))
         self._out = np.zeros(shape, np.float32)
@@ -136,10 +152,16 @@ class ObservationNoise(Sim2RealWrapper):
     def _apply_profile_level(self, level):
         self._scale[:] = self._configured_scale * level
 
+    def critic_groups(self) -> dict[str, np.ndarray]:
+        """``obs_noise_level``: each env's drawn multiplier, when ``level`` is a range."""
+        return {"obs_noise_level": self.env_level[:, None].astype(np.float32)} if self._ranged else {}
+
     def _observe(self, obs, info, touch, started, final):
         final_in = self._final_in(info, obs)
         cfg = self.config
-        _obs_noise(obs, self._out, final_in, self._final_out, touch, final, self._rng, self._cols, self._scale, cfg.distribution == "gaussian", cfg.mode == "multiplicative")
+        low, high = cfg.level
+        _obs_noise(obs, self._out, final_in, self._final_out, touch, started, final, self._rng, self._cols, self._scale,
+                   self.env_level, low, high, cfg.distribution == "gaussian", cfg.mode == "multiplicative")
         if final is not self._none and "final_obs" in info:
             info["final_obs"] = self._hand_out(self._final_out)
         return self._hand_out(self._out)

@@ -94,6 +94,21 @@ def test_uniform_noise_touches_only_its_groups_within_its_scale(go1):
     assert np.all(others == 0)
 
 
+def test_a_noise_level_range_is_drawn_per_episode(go1):
+    spec, model, io = go1
+    s2r = PlaySim2Real({"observation_noise": {"distribution": "uniform", "scales": {"gyro": 0.2}, "level": [0.0, 1.0]}}, spec, 0)
+    g = spec.observation.group("gyro")
+    obs = np.zeros(50, np.float32)
+    levels, stds = [], []
+    for _ in range(6):
+        s2r.start_episode(model, io.actuators)
+        draws = np.array([s2r.observation(obs) for _ in range(1500)])[:, g.start:g.stop]
+        levels.append(s2r._obs_level)
+        stds.append(draws.std())
+    assert len(set(levels)) == 6 and all(0.0 <= v <= 1.0 for v in levels)
+    np.testing.assert_allclose(stds, np.array(levels) * 0.2 / np.sqrt(3), rtol=0.08, atol=1e-3)
+
+
 def test_motor_strength_scales_the_actuators_per_episode(go1):
     spec, model, io = go1
     model = mujoco.MjModel.from_xml_path(str(default_model_path(GO1)))

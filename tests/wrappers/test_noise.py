@@ -61,6 +61,35 @@ def test_final_obs_is_perturbed_in_same_step_mode():
     assert not np.array_equal(info["final_obs"], obs)
 
 
+def test_a_level_range_scales_each_episode_by_its_own_draw():
+    """level=(low, high): per env and episode a multiplier from the range; each env's noise std is
+    its multiplier times the scale, and a fixed level draws no multiplier (env_level stays 1)."""
+    env, noise, _ = _noise_samples({"scales": {"joint_vel": 1.0}, "level": (0.0, 1.0)}, steps=400, num_envs=32)
+    level = env.env_level.copy()  # max_episode_steps 1000: every env is still in its first episode
+    assert level.min() >= 0.0 and level.max() <= 1.0 and level.std() > 0.1
+    measured = noise[..., columns(env, "joint_vel")].std(axis=(0, 2))
+    np.testing.assert_allclose(measured, level, rtol=0.08, atol=0.01)
+    assert env.critic_groups()["obs_noise_level"].shape == (32, 1)
+    fixed, _, _ = _noise_samples({"scales": {"joint_vel": 1.0}, "level": 0.5}, steps=1)
+    assert np.all(fixed.env_level == 1.0) and fixed.critic_groups() == {}
+
+
+def test_a_level_range_is_redrawn_at_every_episode_start():
+    tap = Tap(make_go1(64, max_episode_steps=3))
+    env = ObservationNoise(tap, scales={"gyro": 0.2}, level=(0.0, 1.0))
+    env.reset(seed=0)
+    first = env.env_level.copy()
+    for _ in range(3):
+        env.step(np.zeros((64, 12), np.float32))
+    assert not np.any(env.env_level == first)  # every env timed out and drew again
+
+
+@pytest.mark.parametrize("level", [(-0.1, 1.0), (1.0, 0.5), (0.0, float("nan"))])
+def test_a_bad_level_range_is_refused(level):
+    with pytest.raises(ValueError, match="level"):
+        ObservationNoise(make_go1(2), scales={"gyro": 0.2}, level=level)
+
+
 def test_imu_bias_variance_grows_linearly_at_the_configured_rate():
     """Var(bias) = bias_std**2 + drift_std**2 * t, measured over envs x gyro axes."""
     n, steps, bias_std, drift_std = 128, 150, 0.1, 0.3

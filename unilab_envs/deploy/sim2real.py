@@ -144,10 +144,11 @@ class PlaySim2Real:
         size = spec.observation.size
         noise = profile.get("observation_noise")
         self._obs_scale = np.zeros(size)
+        self._obs_level_range = _range(noise.get("level", 1.0)) if noise else (1.0, 1.0)
+        self._obs_level = 1.0
         if noise:
-            level = float(noise.get("level", 1.0))
             for cols, s in zip(columns(list(noise.get("scales", {})), "observation_noise"), noise.get("scales", {}).values()):
-                self._obs_scale[cols] = float(s) * level
+                self._obs_scale[cols] = float(s)
             self._obs_gauss = noise.get("distribution", "gaussian") == "gaussian"
             self._obs_mult = noise.get("mode", "additive") == "multiplicative"
         imu = profile.get("imu_bias_drift")
@@ -190,7 +191,9 @@ class PlaySim2Real:
 
     # --- episodes ----------------------------------------------------------------------
     def start_episode(self, model: mujoco.MjModel, actuators: np.ndarray) -> None:
-        """Redraw per-episode values (delays, IMU bias, motor strength) and clear the delay lines."""
+        """Redraw per-episode values (delays, IMU bias, noise level, motor strength) and clear the delay lines."""
+        low, high = self._obs_level_range
+        self._obs_level = low if high == low else float(self.rng.uniform(low, high))  # a fixed level draws nothing
         self._bias = self._bias_std * self.rng.standard_normal(self._bias_std.shape)
         self._obs_delay = int(self.rng.integers(self._obs_delay_range[0], self._obs_delay_range[1] + 1))
         self._act_delay = int(self.rng.integers(self._act_delay_range[0], self._act_delay_range[1] + 1))
@@ -242,7 +245,7 @@ class PlaySim2Real:
                 self._bias += self._drift_std * self.rng.standard_normal(self._bias.shape)
             o += self._bias
         if "observation_noise" in self.profile:
-            n = self._obs_scale * self._draw(o.shape, self._obs_gauss)
+            n = self._obs_scale * self._obs_level * self._draw(o.shape, self._obs_gauss)
             o = o * (1.0 + n) if self._obs_mult else o + n
         if self._obs_delay_range[1] > 0:
             self._obs_line.append(o[self._obs_delay_cols].copy())
