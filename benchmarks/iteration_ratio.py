@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-import time
 
 import numpy as np
 
+from trainers.bench.end_to_end import prime, timed_iteration
 from trainers.ppo.config import load_config
 from trainers.ppo.runner import Runner
 
@@ -28,18 +28,8 @@ QUIET = ["init_from=null", "log.tensorboard=false", "log.csv=false", "log.progre
 
 def _runner(config: str, overrides: list[str], out: str) -> Runner:
     runner = Runner(load_config(config_file=config, overrides=[*overrides, *QUIET], out=out, seed=0))
-    runner.collector.reset(seed=0)
-    runner.algo.update_normalizers(*runner.collector.initial_moments())
+    prime(runner)
     return runner
-
-
-def _iteration_seconds(runner: Runner) -> tuple[float, float]:
-    """(collection, update) seconds of one training iteration."""
-    t0 = time.perf_counter()
-    runner.collector.collect(runner.storage)
-    t1 = time.perf_counter()
-    runner.algo.update(runner.storage, runner.generator)
-    return t1 - t0, time.perf_counter() - t1
 
 
 def main(argv=None) -> dict:
@@ -58,11 +48,11 @@ def main(argv=None) -> dict:
         a = _runner(args.config, [*args.overrides, *args.a], out_a)
         b = _runner(args.config, [*args.overrides, *args.b], out_b)
         try:
-            _iteration_seconds(a), _iteration_seconds(b)  # warm up (Numba, allocator, kernels)
+            timed_iteration(a), timed_iteration(b)  # warm up (Numba, allocator, kernels)
             times_a, times_b = [], []
             for _ in range(args.iterations):
-                times_a.append(_iteration_seconds(a))
-                times_b.append(_iteration_seconds(b))
+                times_a.append(timed_iteration(a))
+                times_b.append(timed_iteration(b))
             steps = a.cfg.num_envs * a.cfg.algo.num_steps
         finally:
             a.close()

@@ -31,6 +31,21 @@ def bench_env_vs_floor(tasks: list[str], num_envs: int, threads: int, steps: int
     return rows
 
 
+def prime(runner) -> None:
+    """Reset a fresh runner's envs (seed 0) and seed its normalizers, as ``Runner.learn`` does first."""
+    runner.collector.reset(seed=0)
+    runner.algo.update_normalizers(*runner.collector.initial_moments())
+
+
+def timed_iteration(runner) -> tuple[float, float]:
+    """(collection, update) seconds of one training iteration of a primed runner."""
+    t0 = time.perf_counter()
+    runner.collector.collect(runner.storage)
+    t1 = time.perf_counter()
+    runner.algo.update(runner.storage, runner.generator)
+    return t1 - t0, time.perf_counter() - t1
+
+
 def bench_end_to_end(task: str, num_envs: int, num_steps: int, iterations: int, device: torch.device,
                      amp: bool = False) -> list[dict]:
     """Training (collect + update) and collection alone vs env-only steps/s, alternating in one
@@ -44,19 +59,11 @@ def bench_end_to_end(task: str, num_envs: int, num_steps: int, iterations: int, 
                           log=LogConfig(tensorboard=False, csv=False, progress=False, plot=False))
         runner = Runner(cfg)
         try:
-            env, algo, coll, storage = runner.env, runner.algo, runner.collector, runner.storage
-            coll.reset(seed=0)
-            algo.update_normalizers(*coll.initial_moments())
+            env = runner.env
+            prime(runner)
             space = env.single_action_space
             actions = np.random.default_rng(0).uniform(space.low, space.high, (num_envs,) + space.shape)
             actions = (0.3 * actions).astype(space.dtype)
-
-            def train_iter() -> tuple[float, float]:
-                t0 = time.perf_counter()
-                coll.collect(storage)
-                t1 = time.perf_counter()
-                algo.update(storage, runner.generator)
-                return t1 - t0, time.perf_counter() - t1
 
             def env_only() -> float:
                 t0 = time.perf_counter()
@@ -64,11 +71,11 @@ def bench_end_to_end(task: str, num_envs: int, num_steps: int, iterations: int, 
                     env.step(actions)
                 return time.perf_counter() - t0
 
-            train_iter(), env_only()  # warm up (Numba, allocator, kernels)
+            timed_iteration(runner), env_only()  # warm up (Numba, allocator, kernels)
             spi = num_envs * num_steps
             train, collect, envs = [], [], []
             for _ in range(iterations):
-                tc, tu = train_iter()
+                tc, tu = timed_iteration(runner)
                 te = env_only()
                 train.append(spi / (tc + tu))
                 collect.append(spi / tc)
