@@ -1,0 +1,89 @@
+"""Where a UR5Grasp policy's misses go: per-episode outcomes by how far the cube starts.
+
+    python benchmarks/grasp_misses.py policies/ur5_grasp_real --sim2real none
+    python benchmarks/grasp_misses.py runs/grasp --sim2real ur5_grasp_real --num-envs 512
+
+Deterministic policy; each of ``--num-envs`` envs runs two episodes and the second counts (the
+first may be partial, as in ``unilab eval``). An episode is a success, a drop (the cube left the
+table: terminated without success) or a time-out, split into "never grasped" and "grasped, not
+held up" by the task's ``grasp`` reward term. Success is also broken down by the cube's planar
+distance from the pinch point at the episode's start, in terciles: a policy that misses mostly
+far cubes needs reach, one that misses everywhere needs a steadier grasp.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+import torch
+
+import unilab_envs  # noqa: F401  (thread policies first, registers the tasks)
+from trainers.common.envs import AS_TRAINED, resolve_sim2real
+from trainers.ppo.envs import make_vec_env
+from trainers.ppo.evaluate import load_policy
+
+
+def run_outcomes(run: str, sim2real, num_envs: int, seed: int) -> dict[str, np.ndarray]:
+    """Per counted episode: ``success``, ``dropped``, ``grasp_steps`` and the start ``distance`` (m)."""
+    policy, cfg, _ = load_policy(run)
+    if cfg.task != "UniLab/UR5Grasp-v0":
+        raise SystemExit(f"{run} trained {cfg.task}; this script reads UniLab/UR5Grasp-v0's cube and pinch point")
+    env = make_vec_env(cfg.task, num_envs, dict(cfg.env_kwargs), cfg.vectorization_mode,
+                       sim2real=resolve_sim2real(sim2real, cfg.sim2real), obs_history=cfg.obs_history)
+    task = env.unwrapped.task
+    low, high = env.single_action_space.low, env.single_action_space.high
+    finished = np.zeros(num_envs, int)
+    grasp_steps = np.zeros(num_envs, int)
+    start_distance = np.zeros(num_envs)
+    rows: dict[str, list] = {"success": [], "dropped": [], "grasp_steps": [], "distance": []}
+    try:
+        obs, _ = env.reset(seed=seed)
+        while (finished < 2).any():
+            with torch.no_grad():
+                actions = policy(torch.as_tensor(obs, dtype=torch.float32)).numpy()
+            obs, _, terminated, truncated, info = env.step(np.clip(actions, low, high))
+            grasp_steps += (finished == 1) & (info["reward_terms"]["grasp"] > 0)
+            for i in np.flatnonzero(terminated | truncated):
+                if finished[i] == 1:
+                    success = bool(info["is_success"][i])
+                    rows["success"].append(success)
+                    rows["dropped"].append(bool(terminated[i]) and not success)
+                    rows["grasp_steps"].append(int(grasp_steps[i]))
+                    rows["distance"].append(start_distance[i])
+                else:  # SAME_STEP autoreset: the task already holds the next (counted) episode
+                    start_distance[i] = np.hypot(*(task.cube_pos[i, :2] - task.ee_pos[i, :2]))
+                finished[i] += 1
+                grasp_steps[i] = 0
+    finally:
+        env.close()
+    return {k: np.asarray(v) for k, v in rows.items()}
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("run", help="run directory or checkpoint of a UR5Grasp run (bundled PPO)")
+    p.add_argument("--sim2real", default=None, metavar="PROFILE|none",
+                   help="'none' for the bare task, a profile name (default: what the run trained with)")
+    p.add_argument("--num-envs", type=int, default=256)
+    p.add_argument("--seed", type=int, default=12345)
+    args = p.parse_args(argv)
+    sim2real = AS_TRAINED if args.sim2real is None else (None if args.sim2real == "none" else args.sim2real)
+    out = run_outcomes(args.run, sim2real, args.num_envs, args.seed)
+    n, success = len(out["success"]), out["success"]
+    timeout = ~success & ~out["dropped"]
+    print(f"{args.run}, sim2real {args.sim2real or 'as trained'}: {n} episodes, success {success.mean():.1%}")
+    print(f"misses: {int(out['dropped'].sum())} dropped off the table, "
+          f"{int((timeout & (out['grasp_steps'] == 0)).sum())} time-outs never grasped, "
+          f"{int((timeout & (out['grasp_steps'] > 0)).sum())} time-outs grasped but not held up")
+    edges = np.quantile(out["distance"], [1 / 3, 2 / 3])
+    tercile = np.searchsorted(edges, out["distance"])
+    bounds = [out["distance"].min(), *edges, out["distance"].max()]
+    for t in range(3):
+        sel = tercile == t
+        print(f"cube {bounds[t]:.3f}-{bounds[t + 1]:.3f} m from the pinch point: success {success[sel].mean():.1%} "
+              f"({int((~success[sel]).sum())} misses of {int(sel.sum())})")
+
+
+if __name__ == "__main__":
+    main()
