@@ -29,7 +29,8 @@ def run_outcomes(run: str, sim2real, num_envs: int, seed: int) -> dict[str, np.n
     policy, cfg, _ = load_policy(run)
     if cfg.task != "UniLab/UR5Grasp-v0":
         raise SystemExit(f"{run} trained {cfg.task}; this script reads UniLab/UR5Grasp-v0's cube and pinch point")
-    env = make_vec_env(cfg.task, num_envs, dict(cfg.env_kwargs), cfg.vectorization_mode,
+    # always the native batched env (whatever the run trained with): the script reads its task state
+    env = make_vec_env(cfg.task, num_envs, dict(cfg.env_kwargs), None,
                        sim2real=resolve_sim2real(sim2real, cfg.sim2real), obs_history=cfg.obs_history)
     task = env.unwrapped.task
     low, high = env.single_action_space.low, env.single_action_space.high
@@ -68,8 +69,7 @@ def main(argv=None) -> None:
     p.add_argument("--num-envs", type=int, default=256)
     p.add_argument("--seed", type=int, default=12345)
     args = p.parse_args(argv)
-    sim2real = AS_TRAINED if args.sim2real is None else (None if args.sim2real == "none" else args.sim2real)
-    out = run_outcomes(args.run, sim2real, args.num_envs, args.seed)
+    out = run_outcomes(args.run, AS_TRAINED if args.sim2real is None else args.sim2real, args.num_envs, args.seed)
     n, success = len(out["success"]), out["success"]
     timeout = ~success & ~out["dropped"]
     print(f"{args.run}, sim2real {args.sim2real or 'as trained'}: {n} episodes, success {success.mean():.1%}")
