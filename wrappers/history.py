@@ -110,6 +110,12 @@ class ObservationHistory(Sim2RealWrapper):
         self._out = np.zeros((n, size), np.float32)
         self._final_out = np.zeros((n, size), np.float32)
 
+    @property
+    def history_sources(self) -> np.ndarray:
+        """For each history column (those after the current frame), the current-frame column it
+        is a past frame of: ``stacked[:, base + j]`` is ``obs[:, history_sources[j]]`` some steps back."""
+        return np.tile(self._cols, max(self.config.length - 1, 0))
+
     def _seed_streams(self, seed: int | None) -> None:
         self._seeded = True  # nothing random here
 

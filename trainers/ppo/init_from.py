@@ -15,7 +15,8 @@ config's envs) whose networks begin as the given run's:
 
 The observation history (``obs_history``) is part of what the actor reads, so the new run
 takes the given run's (:func:`inherit_history`) when its config sets none, and refuses one
-that differs.
+that differs. A run trained without a history may be given one: its networks are widened
+(:mod:`trainers.ppo.widen`) so the new run starts acting exactly as the given run did.
 """
 
 from __future__ import annotations
@@ -55,6 +56,11 @@ def inherit_history(cfg, is_main: bool = True):
         saved = load_checkpoint(path, CKPT_FORMAT, CKPT_VERSION, required=("config",))["config"].get("obs_history")
     except CheckpointError:  # a resumed run whose source is gone; a new run hears of it from initialize_from
         return cfg
+    if not saved and cfg.obs_history is not None:
+        if is_main:
+            print(f"[unilab] --init-from {path}: no obs_history there; this run adds {cfg.obs_history.to_dict()}, "
+                  f"whose columns start at zero weight (the policy acts as that run's)", file=sys.stderr, flush=True)
+        return cfg
     if saved and cfg.obs_history is None:
         cfg = dataclasses.replace(cfg, obs_history=history_config(saved))
         if is_main:
@@ -68,8 +74,13 @@ def inherit_history(cfg, is_main: bool = True):
     return cfg
 
 
-def initialize_from(algo: PPO, dims, task: str, path: str | Path, fresh_normalizer: bool = False) -> str:
+def initialize_from(algo: PPO, dims, task: str, path: str | Path, fresh_normalizer: bool = False,
+                    history_sources=None) -> str:
     """Load ``path``'s actor (and what fits of the rest) into ``algo``; returns a one-line summary.
+
+    ``history_sources``: this run's observation history, as the current-frame column each
+    history column is a past frame of (:attr:`wrappers.history.ObservationHistory.history_sources`);
+    a checkpoint trained without a history is widened to it (:func:`~trainers.ppo.widen.widen_for_history`).
 
     Raises :class:`CheckpointError` when the checkpoint is of another task, observation or
     action size, or network shape.
@@ -80,6 +91,11 @@ def initialize_from(algo: PPO, dims, task: str, path: str | Path, fresh_normaliz
     ckpt = load_checkpoint(path, CKPT_FORMAT, CKPT_VERSION, required=("config", "dims", "algo"), map_location=algo.device)
     if ckpt["config"].get("task") != task:
         raise CheckpointError(f"--init-from {path} was trained on {ckpt['config'].get('task')!r}, this run is {task!r}")
+    widened = 0
+    if history_sources is not None and len(history_sources) and not ckpt["config"].get("obs_history"):
+        from .widen import widen_for_history
+        widened = len(history_sources)
+        ckpt = widen_for_history(ckpt, history_sources)
     check_compatible(ckpt, dims, path, critic=False)
     saved = ckpt["algo"]
     same_critic = ckpt["dims"].get("privileged") == dims.privileged
@@ -100,4 +116,5 @@ def initialize_from(algo: PPO, dims, task: str, path: str | Path, fresh_normaliz
     parts = ["actor"] + (["critic"] if same_critic else []) + ([] if fresh_normalizer else ["observation normalizer"])
     fresh = ([] if same_critic else ["critic (its input size changed)"]) + (["observation normalizer"] if fresh_normalizer else [])
     return (f"initialized from {path} ({int(ckpt.get('env_steps', 0))} steps): {', '.join(parts)}"
+            + (f"; widened: {widened} history columns at zero weight" if widened else "")
             + (f"; fresh: {', '.join(fresh)}" if fresh else ""))

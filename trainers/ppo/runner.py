@@ -340,7 +340,8 @@ class Runner:
         else:
             if cfg.init_from:
                 from .init_from import initialize_from
-                summary = initialize_from(self.algo, self.dims, cfg.task, cfg.init_from, cfg.init_fresh_normalizer)
+                summary = initialize_from(self.algo, self.dims, cfg.task, cfg.init_from, cfg.init_fresh_normalizer,
+                                          history_sources=getattr(self.envs[0], "history_sources", None))
                 if self.dist is not None:
                     self.algo.broadcast_from_main()
                 if self.is_main:
