@@ -3,6 +3,7 @@
     python benchmarks/sim2real_ablation.py policies/g1_joystick --profile g1_real
     python benchmarks/sim2real_ablation.py runs/g1_real --leave-one-out     # the profile it trained with
     python benchmarks/sim2real_ablation.py runs/g1_real --profile g1_real --push-magnitudes 0.5 1 1.5 2
+    python benchmarks/sim2real_ablation.py runs/g1_real --profile g1_real --frictions 0.2 0.3 0.4
 
 Evaluates the run's deterministic policy (``trainers.ppo.evaluate``, the same episodes and
 seed for every row) on the bare task, under each section of the profile alone (its
@@ -18,17 +19,25 @@ rows read as how hard a push the policy survives. ``--nearby`` adds rows beyond 
 each the whole profile with one thing outside the range it trained with (a robust policy is
 judged there too): no latency at all, 2 control steps of latency on both sides, a slippery
 floor (friction 0.2-0.4), a payload on the base (2-3x the profile's largest added mass), motors
-at 80% strength, PD gains at 80%.
+at 80% strength, PD gains at 80%. ``--frictions F ...`` adds one row per floor friction: that
+friction on every geom and nothing else perturbed (no other randomization, no pushes), so a
+row that falls says the floor alone topples the policy.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from typing import Any, Mapping, Sequence
 
 import unilab_envs  # noqa: F401  (thread policies first, registers the tasks)
 from trainers.ppo.evaluate import evaluate, load_policy
+from wrappers.physics import DomainRandomizationConfig
 from wrappers.sim2real import META_KEYS, SECTIONS, load_profile
+
+#: every domain-randomization range but friction, switched off for a friction row
+_NOT_FRICTION = {f.name: None for f in dataclasses.fields(DomainRandomizationConfig)
+                 if f.name not in ("friction", "base_body")}
 
 
 def ablation_profiles(profile: Mapping[str, Any], leave_one_out: bool = False,
@@ -79,6 +88,14 @@ def nearby_profiles(profile: Mapping[str, Any]) -> list[tuple[str, dict]]:
     return rows
 
 
+def friction_profiles(profile: Mapping[str, Any], frictions: Sequence[float]) -> list[tuple[str, dict]]:
+    """``(label, profile)`` rows: floor friction exactly ``F`` and nothing else, one per ``F``."""
+    meta = {k: v for k, v in profile.items() if k in META_KEYS and k != "extends"}
+    return [(f"floor friction {float(f):g} alone",
+             {**meta, "domain_randomization": {**_NOT_FRICTION, "friction": [float(f), float(f)]}})
+            for f in frictions]
+
+
 def table(results: list[tuple[str, Any]]) -> str:
     """Markdown table of ``(label, EvalResult)`` rows."""
     if any(r.success_rate is not None for _, r in results):  # reach, grasp: a success ends the episode too
@@ -102,6 +119,8 @@ def main(argv=None) -> None:
                    help="also the profile's pushes alone at exactly each magnitude (m/s in velocity mode)")
     p.add_argument("--nearby", action="store_true",
                    help="also the whole profile with one condition outside its ranges (latency, friction, payload, motors, gains)")
+    p.add_argument("--frictions", type=float, nargs="+", default=(), metavar="F",
+                   help="also the floor friction F alone, nothing else perturbed, one row per F (e.g. 0.2 0.3 0.4)")
     p.add_argument("--only-nearby", action="store_true", help="the bare task, the whole profile and the --nearby rows only")
     p.add_argument("--episodes", type=int, default=64)
     p.add_argument("--num-envs", type=int, default=64)
@@ -121,6 +140,7 @@ def main(argv=None) -> None:
         rows = [rows[0], rows[-1]]
     if args.nearby or args.only_nearby:
         rows += nearby_profiles(profile)
+    rows += friction_profiles(profile, args.frictions)
     for label, profile in rows:
         r = evaluate(args.run, episodes=args.episodes, num_envs=args.num_envs, seed=args.seed,
                      sim2real=profile, progress=False)

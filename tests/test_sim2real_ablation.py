@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import trainers.common.envs as common_envs
-from benchmarks.sim2real_ablation import ablation_profiles, main, nearby_profiles, table
+from benchmarks.sim2real_ablation import ablation_profiles, friction_profiles, main, nearby_profiles, table
 from trainers import cli
 from wrappers.sim2real import SECTIONS, load_profile
 
@@ -78,6 +78,28 @@ def stacks(monkeypatch):
 
     monkeypatch.setattr(common_envs, "wrap_sim2real", spy)
     return seen
+
+
+def test_friction_rows_set_the_floor_friction_and_perturb_nothing_else():
+    import gymnasium as gym
+    import numpy as np
+
+    from wrappers.sim2real import Sim2Real
+
+    profile = load_profile("g1_real")
+    rows = friction_profiles(profile, [0.2, 0.35])
+    assert [label for label, _ in rows] == ["floor friction 0.2 alone", "floor friction 0.35 alone"]
+    go1 = friction_profiles(load_profile("go1_real"), [0.35])[0][1]
+    assert [k for k in go1 if k in SECTIONS] == ["domain_randomization"]
+    env = Sim2Real(gym.make_vec("UniLab/Go1Joystick-v0", num_envs=3), go1)
+    try:
+        env.reset(seed=0)
+        layer = env.layers["domain_randomization"]
+        assert list(layer.params) == ["friction"]  # no mass, CoM, gains, armature draws
+        model = env.unwrapped.batch
+        np.testing.assert_allclose(model.expanded("geom_friction")[:, :, 0], 0.35)
+    finally:
+        env.close()
 
 
 def test_each_row_evaluates_under_its_own_wrappers(tmp_path, capsys, stacks):
