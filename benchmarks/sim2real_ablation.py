@@ -40,6 +40,11 @@ _NOT_FRICTION = {f.name: None for f in dataclasses.fields(DomainRandomizationCon
                  if f.name not in ("friction", "base_body")}
 
 
+def _meta(profile: Mapping[str, Any]) -> dict:
+    """The profile's meta keys (``env_id``, ``robot``...) that every row keeps; ``extends`` is resolved already."""
+    return {k: v for k, v in profile.items() if k in META_KEYS and k != "extends"}
+
+
 def ablation_profiles(profile: Mapping[str, Any], leave_one_out: bool = False,
                       push_magnitudes: Sequence[float] = ()) -> list[tuple[str, dict | None]]:
     """``(row label, profile or None for the bare task)`` for each row of the table, in order.
@@ -49,7 +54,7 @@ def ablation_profiles(profile: Mapping[str, Any], leave_one_out: bool = False,
     ``push_magnitudes`` adds a row of the profile's ``random_push`` alone per magnitude,
     every push exactly that strong (no curriculum).
     """
-    meta = {k: v for k, v in profile.items() if k in META_KEYS and k != "extends"}
+    meta = _meta(profile)
     sections = [name for name in SECTIONS if name in profile]
     rows: list[tuple[str, dict | None]] = [("bare task", None)]
     rows += [(f"{name} alone", {**meta, name: profile[name]}) for name in sections]
@@ -68,7 +73,7 @@ def ablation_profiles(profile: Mapping[str, Any], leave_one_out: bool = False,
 def nearby_profiles(profile: Mapping[str, Any]) -> list[tuple[str, dict]]:
     """``(label, profile)`` rows: the whole ``profile`` with one condition moved outside its ranges
     (only for the sections the profile has)."""
-    meta = {k: v for k, v in profile.items() if k in META_KEYS and k != "extends"}
+    meta = _meta(profile)
     whole = {**meta, **{s: profile[s] for s in SECTIONS if s in profile}}
     dr = dict(profile.get("domain_randomization") or {})
     rows = []
@@ -90,7 +95,7 @@ def nearby_profiles(profile: Mapping[str, Any]) -> list[tuple[str, dict]]:
 
 def friction_profiles(profile: Mapping[str, Any], frictions: Sequence[float]) -> list[tuple[str, dict]]:
     """``(label, profile)`` rows: floor friction exactly ``F`` and nothing else, one per ``F``."""
-    meta = {k: v for k, v in profile.items() if k in META_KEYS and k != "extends"}
+    meta = _meta(profile)
     return [(f"floor friction {float(f):g} alone",
              {**meta, "domain_randomization": {**_NOT_FRICTION, "friction": [float(f), float(f)]}})
             for f in frictions]

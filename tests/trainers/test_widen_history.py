@@ -8,6 +8,8 @@ import torch
 
 from trainers import cli
 from trainers.common.checkpoint import load_checkpoint
+from trainers.ppo.config import PolicyConfig
+from trainers.ppo.models import ActorCritic, EmpiricalNormalizer
 from trainers.ppo.runner import CKPT_FORMAT, CKPT_VERSION
 from trainers.ppo.widen import insert_statistics, insert_zero_columns, widen_for_history
 
@@ -28,22 +30,15 @@ def test_zero_columns_and_statistics_are_inserted_where_asked():
     assert out["count"] is state["count"]
 
 
-def _net(weights: dict, prefix: str) -> torch.nn.Sequential:
-    layers = sorted({int(k.split(".")[1]) for k in weights if k.startswith(prefix + ".")})
-    mods = []
-    for i in range(max(layers) + 1):
-        if i in layers:
-            w = weights[f"{prefix}.{i}.weight"]
-            lin = torch.nn.Linear(w.shape[1], w.shape[0])
-            lin.load_state_dict({"weight": w, "bias": weights[f"{prefix}.{i}.bias"]})
-            mods.append(lin)
-        else:
-            mods.append(torch.nn.ELU())
-    return torch.nn.Sequential(*mods)
-
-
-def _normalize(x, state):
-    return torch.clamp((x - state["mean"].float()) / torch.sqrt(state["var"].float() + 1e-8), -10, 10)
+def _networks(ckpt: dict) -> tuple[ActorCritic, EmpiricalNormalizer, EmpiricalNormalizer]:
+    """The checkpoint's actor-critic and normalizers, as the trainer builds them."""
+    dims, algo = ckpt["dims"], ckpt["algo"]
+    policy = ActorCritic(dims["obs"], dims["privileged"], dims["act"], PolicyConfig(actor_hidden=(16,), critic_hidden=(16,)))
+    policy.load_state_dict(algo["policy"])
+    obs_norm, critic_norm = EmpiricalNormalizer(dims["obs"]), EmpiricalNormalizer(dims["privileged"])
+    obs_norm.load_state_dict(algo["obs_normalizer"])
+    critic_norm.load_state_dict(algo["critic_normalizer"])
+    return policy, obs_norm, critic_norm
 
 
 @pytest.fixture(scope="module")
@@ -64,13 +59,15 @@ def test_widened_networks_compute_what_the_run_did_whatever_the_history_holds(pl
     x = torch.randn(5, obs, generator=gen) * 3
     extras = torch.randn(5, priv - obs, generator=gen)
     past = torch.randn(5, 6, generator=gen) * 5  # anything: the new columns weigh nothing yet
-    old, new = ckpt["algo"], wide["algo"]
-    act_old = _net(old["policy"], "actor")(_normalize(x, old["obs_normalizer"]))
-    act_new = _net(new["policy"], "actor")(_normalize(torch.cat([x, past], 1), new["obs_normalizer"]))
+    (policy, obs_norm, critic_norm), (wide_policy, wide_obs_norm, wide_critic_norm) = _networks(ckpt), _networks(wide)
+    with torch.no_grad():
+        act_old = policy.action_mean(obs_norm(x))
+        act_new = wide_policy.action_mean(wide_obs_norm(torch.cat([x, past], 1)))
+        v_old = policy.value(critic_norm(torch.cat([x, extras], 1)))
+        v_new = wide_policy.value(wide_critic_norm(torch.cat([x, past, extras], 1)))
     torch.testing.assert_close(act_new, act_old, rtol=1e-6, atol=1e-5)  # summation order only
-    v_old = _net(old["policy"], "critic")(_normalize(torch.cat([x, extras], 1), old["critic_normalizer"]))
-    v_new = _net(new["policy"], "critic")(_normalize(torch.cat([x, past, extras], 1), new["critic_normalizer"]))
     torch.testing.assert_close(v_new, v_old, rtol=1e-6, atol=1e-5)  # summation order only
+    old, new = ckpt["algo"], wide["algo"]
     # a past frame starts with the statistics of the column it is a past frame of
     torch.testing.assert_close(new["obs_normalizer"]["mean"][obs:], old["obs_normalizer"]["mean"][sources])
     torch.testing.assert_close(new["critic_normalizer"]["var"][obs:obs + 6], old["critic_normalizer"]["var"][sources])

@@ -92,7 +92,7 @@ def initialize_from(algo: PPO, dims, task: str, path: str | Path, fresh_normaliz
     if ckpt["config"].get("task") != task:
         raise CheckpointError(f"--init-from {path} was trained on {ckpt['config'].get('task')!r}, this run is {task!r}")
     widened = 0
-    if history_sources is not None and len(history_sources) and not ckpt["config"].get("obs_history"):
+    if history_sources is not None and not ckpt["config"].get("obs_history"):
         from .widen import widen_for_history
         widened = len(history_sources)
         ckpt = widen_for_history(ckpt, history_sources)

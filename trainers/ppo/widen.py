@@ -45,11 +45,11 @@ def widen_for_history(ckpt: dict, sources: np.ndarray) -> dict:
     critic's outputs on the old columns are unchanged whatever the new columns hold.
     """
     count = len(sources)
+    if count == 0:
+        return ckpt
     src = torch.as_tensor(np.asarray(sources, dtype=np.int64))
     dims = dict(ckpt["dims"])
     obs = int(dims["obs"])
-    if count == 0:
-        return ckpt
     if src.min() < 0 or src.max() >= obs:
         raise ValueError(f"history sources must be columns of the {obs}-column observation, got {src.min()}..{src.max()}")
     algo = dict(ckpt["algo"])
