@@ -72,6 +72,27 @@ def test_go1_policy_plays_without_nan_with_sim2real_and_a_video(go1_run, tmp_pat
             assert "packet_loss" in res.sim2real
 
 
+def test_play_remembers_the_sent_action_not_the_delayed_one(go1_run, tmp_path):
+    """Under action latency the policy's last_action is what it sent (clipped), as the training
+    stack's ControllerState gives it, while the motors execute the action of a step before."""
+    profile = tmp_path / "late.yaml"
+    profile.write_text("robot: go1\nenv_id: UniLab/Go1Joystick-v0\naction_latency: {delay: 1}\n")
+    player = Player(find_policy(go1_run), sim2real=str(profile), seed=1)
+    player.reset()
+    sent, executed = [], []
+    policy = player.policy
+    player.policy = lambda obs: sent.append(policy(obs)) or sent[-1]
+    apply_action = player.io.apply_action
+    player.io.apply_action = lambda a, *rest: executed.append(np.array(a)) or apply_action(a, *rest)
+    for _ in range(3):
+        player.act()
+        low, high = player.io.clip
+        np.testing.assert_allclose(player.state.last_action, np.clip(sent[-1], low, high), atol=1e-6)
+    np.testing.assert_allclose(executed[0], 0.0)  # nothing has arrived yet: the neutral action
+    np.testing.assert_allclose(executed[2], sent[1], atol=1e-6)
+    assert not np.allclose(sent[2], sent[1])
+
+
 def test_play_films_only_when_asked_and_never_into_the_policy_folder(go1_run, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     policy = Path(go1_run)

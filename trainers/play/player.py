@@ -109,8 +109,9 @@ class Player:
         if self.sim2real is not None:
             action = self.sim2real.action(action)
         self.io.apply_action(action, self.state, self.data.ctrl, self.data)
-        if self.guard is not None:  # the controller remembers what the policy sent, as in training
-            self.state.last_action = remembered_action(sent, *self.io.clip).astype(np.float64)
+        # the controller remembers what the policy sent (clipped), not what the link and motors made of
+        # it: the training stack's wrappers.ControllerState writes the same into last_action
+        self.state.last_action = remembered_action(sent, *self.io.clip).astype(np.float64)
 
     def simulate(self, resample: bool = True) -> bool:
         """The world's half: the physics substeps of one control period, the gait clock, the command
