@@ -1,4 +1,5 @@
-"""benchmarks/realtime_soak.py: its statistics, its deadline-miss counting and its pacing loop (logic, not timings)."""
+"""benchmarks/realtime_soak.py and its parts (benchmarks/soak/): statistics, deadline-miss counting and the pacing
+loop (logic, not timings)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ import time
 import numpy as np
 import pytest
 
-from benchmarks.realtime_soak import (ACTED, DONE, RELEASE, SKIPPED, START, first_break, main, paced_loop, percentile,
-                                      phases, summarize)
+from benchmarks.realtime_soak import main
+from benchmarks.soak.pacing import paced_loop, phases
+from benchmarks.soak.stats import ACTED, DONE, RELEASE, SKIPPED, START, first_break, percentile, summarize
 
 MS = 1_000_000
 
