@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
+import gymnasium as gym
+import numpy as np
 import pytest
 
 import trainers.common.envs as common_envs
 from benchmarks.sim2real_ablation import ablation_profiles, friction_profiles, main, nearby_profiles, table
 from trainers import cli
-from wrappers.sim2real import SECTIONS, load_profile
+from wrappers.sim2real import SECTIONS, Sim2Real, load_profile
 
 TINY_REACH = ["--task", "UniLab/UR5Reach-v0", "--num-envs", "2", "--no-progress", "algo.num_steps=8",
               "algo.num_minibatches=1", "policy.actor_hidden=[16]", "policy.critic_hidden=[16]",
@@ -81,11 +85,6 @@ def stacks(monkeypatch):
 
 
 def test_friction_rows_set_the_floor_friction_and_perturb_nothing_else():
-    import gymnasium as gym
-    import numpy as np
-
-    from wrappers.sim2real import Sim2Real
-
     profile = load_profile("g1_real")
     rows = friction_profiles(profile, [0.2, 0.35])
     assert [label for label, _ in rows] == ["floor friction 0.2 alone", "floor friction 0.35 alone"]
@@ -124,8 +123,6 @@ def test_a_run_trained_bare_needs_a_profile(tmp_path, capsys):
 
 
 def test_a_task_with_success_gets_a_success_column():
-    from types import SimpleNamespace
-
     grasp = SimpleNamespace(success_rate=0.953, fall_rate=0.961, tracking_share=None, mean_return=23.4, mean_length=58.9)
     walk = SimpleNamespace(success_rate=None, fall_rate=0.055, tracking_share=0.925, mean_return=50.0, mean_length=980.0)
     assert table([("whole profile", grasp)]).splitlines()[2] == "| whole profile | 95.3% | 96.1% | 23.4 | 59 |"

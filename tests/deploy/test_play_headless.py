@@ -84,9 +84,9 @@ def test_play_remembers_the_sent_action_not_the_delayed_one(go1_run, tmp_path):
     player.policy = lambda obs: sent.append(policy(obs)) or sent[-1]
     apply_action = player.io.apply_action
     player.io.apply_action = lambda a, *rest: executed.append(np.array(a)) or apply_action(a, *rest)
+    low, high = player.io.clip
     for _ in range(3):
         player.act()
-        low, high = player.io.clip
         np.testing.assert_allclose(player.state.last_action, np.clip(sent[-1], low, high), atol=1e-6)
     np.testing.assert_allclose(executed[0], 0.0)  # nothing has arrived yet: the neutral action
     np.testing.assert_allclose(executed[2], sent[1], atol=1e-6)
