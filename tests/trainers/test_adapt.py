@@ -216,6 +216,22 @@ def test_the_same_rounds_without_learning_do_not_improve(sources, tmp_path):
     assert best < start + 0.1, rows
 
 
+def test_a_linear_schedule_anneals_once_over_all_rounds(sources, tmp_path):
+    """The rounds are one run cut in pieces: a linear learning rate falls from the configured rate to ~0
+    over the whole plan; it does not restart its ramp each round (round 2 starting above round 1's end)."""
+    src, out = sources / "weak", tmp_path / "linear"
+    assert run(["adapt", str(src), "--sim2real", "none", "--out", str(out), "--rounds", "2",
+                "--steps-per-round", "512", "--eval-episodes", "8", "--no-progress", "log.tensorboard=false",
+                "algo.learning_rate=1e-3", "algo.schedule=linear"]) == 0
+    with open(out / "train" / "progress.csv") as f:
+        rows = list(csv.DictReader(f))
+    steps = [int(r["step"]) for r in rows]
+    lrs = [float(r["learning_rate"]) for r in rows]
+    assert steps == [128 * (i + 1) for i in range(8)], steps  # 8 envs x 16 steps an iteration, 4 a round
+    # iteration i (0-based) updates at progress i / 8 of the whole plan
+    assert lrs == pytest.approx([1e-3 * (1 - i / 8) for i in range(8)], rel=1e-6), lrs
+
+
 def test_a_harmful_setting_trips_the_fuse_and_the_best_policy_is_restored(sources, tmp_path, capsys):
     src, out = sources / "good", tmp_path / "harmed"
     assert run(["adapt", str(src), "--sim2real", "none", "--out", str(out), "--rounds", "6",

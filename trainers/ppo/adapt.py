@@ -7,7 +7,8 @@
    profile: round 0;
 2. each round trains ``steps_per_round`` more env steps with the bundled PPO runner
    (round 1 starts a new run with ``init_from`` = the source; later rounds ``resume`` the
-   previous round's checkpoint, so the rounds are one training run cut in pieces), then
+   previous round's checkpoint, so the rounds are one training run cut in pieces: a linear
+   learning-rate schedule anneals once over all rounds), then
    scores the new weights on the same episodes;
 3. :class:`~trainers.ppo.fuse.Fuse` decides: a better score is kept as the best; after
    ``patience`` consecutive rounds more than ``tolerance`` (relative) below the best it
@@ -209,6 +210,11 @@ def keep_privileged_critic(shifted: str | dict | None, trained: str | dict | Non
         "extends": shifted, "privileged_critic": critic}
 
 
+def _stop_after(env_steps: int) -> Callable[[Any, dict], bool]:
+    """A training callback that stops the run once it has taken ``env_steps`` env steps."""
+    return lambda runner, stats: runner.env_steps >= env_steps
+
+
 def round_steps(cfg: TrainConfig, settings: AdaptConfig) -> int:
     """Env steps of one round: ``steps_per_round`` rounded up to whole iterations."""
     return math.ceil(settings.steps_per_round / cfg.steps_per_iteration) * cfg.steps_per_iteration
@@ -289,8 +295,10 @@ def adapt(cfg: TrainConfig, settings: AdaptConfig, out: str | Path, title: str =
     for r in range(1, settings.rounds + 1):
         t0 = time.perf_counter()
         try:
-            trained = train(dataclasses.replace(cfg, total_steps=r * per_round),
-                            resume=None if r == 1 else train_dir / "checkpoint.pt")
+            # every round runs the whole plan's config (total_steps = all rounds) and stops at its own
+            # end, so a linear learning-rate schedule anneals once over the rounds, not once per round
+            trained = train(cfg, resume=None if r == 1 else train_dir / "checkpoint.pt",
+                            callback=_stop_after(r * per_round))
         except TrainingFault as e:
             if e.__cause__ is not None:  # a checkpoint or log row that could not be written: not the policy's fault
                 raise
