@@ -197,7 +197,8 @@ def test_main_command_trains_the_default_task():
 
 def test_ci_runs_the_readme_test_command_verbatim(tmp_path):
     command = _command_after("<!-- test-command -->")
-    assert command.endswith("python -m pytest -q -p no:cacheprovider")
+    # pytest-xdist: one worker a core (at most 4), a test file on one worker (its module fixtures built once)
+    assert command.endswith("python -m pytest -q -p no:cacheprovider -n auto --maxprocesses 4 --dist loadfile")
     # Run the real .ci/run on a copy of the README, with a `bash` on PATH that only
     # records the command it is asked to run.
     (tmp_path / ".ci").mkdir()
