@@ -6,9 +6,12 @@
 Deterministic policy; each of ``--num-envs`` envs runs two episodes and the second counts (the
 first may be partial, as in ``unilab eval``). An episode is a success, a drop (the cube left the
 table: terminated without success) or a time-out, split into "never grasped" and "grasped, not
-held up" by the task's ``grasp`` reward term. Success is also broken down by the cube's planar
-distance from the pinch point at the episode's start, in terciles: a policy that misses mostly
-far cubes needs reach, one that misses everywhere needs a steadier grasp.
+held up" by the task's ``grasp`` reward term. Success is also broken down in terciles of what the
+episode drew at its start: the cube's planar distance from the pinch point (a policy that misses
+mostly far cubes needs reach, one that misses everywhere needs a steadier grasp), its mass, its
+sliding friction and its yaw. "Hold breaks" counts the steps where the task's hold counter fell back
+to zero while the episode went on: the cube was up and grasped, then one pad lost contact or the
+cube slid out of the pinch, and the 1 s hold started over.
 """
 
 from __future__ import annotations
@@ -24,8 +27,21 @@ from trainers.ppo.envs import make_vec_env
 from trainers.ppo.evaluate import load_policy
 
 
+STARTS = ("distance", "mass", "friction", "yaw")
+
+
+def episode_start(task, i: int) -> dict[str, float]:
+    """What env ``i``'s episode drew at its reset: the cube's planar distance from the pinch point,
+    its mass and sliding friction (the task's per-episode draws) and its yaw (from the quaternion)."""
+    w, z = task.cube_quat[i, 0], task.cube_quat[i, 3]
+    return {"distance": float(np.hypot(*(task.cube_pos[i, :2] - task.ee_pos[i, :2]))),
+            "mass": float(task.cube_mass[i]), "friction": float(task.cube_friction[i]),
+            "yaw": float(2.0 * np.arctan2(z, w))}
+
+
 def run_outcomes(run: str, sim2real, num_envs: int, seed: int) -> dict[str, np.ndarray]:
-    """Per counted episode: ``success``, ``dropped``, ``grasp_steps`` and the start ``distance`` (m)."""
+    """Per counted episode: ``success``, ``dropped``, ``grasp_steps``, ``hold_breaks`` and what it drew
+    at its start: ``distance`` (m, planar, cube to pinch point), cube ``mass`` (kg), ``friction``, ``yaw`` (rad)."""
     policy, cfg, _ = load_policy(run)
     if cfg.task != "UniLab/UR5Grasp-v0":
         raise SystemExit(f"{run} trained {cfg.task}; this script reads UniLab/UR5Grasp-v0's cube and pinch point")
@@ -36,26 +52,34 @@ def run_outcomes(run: str, sim2real, num_envs: int, seed: int) -> dict[str, np.n
     low, high = env.single_action_space.low, env.single_action_space.high
     finished = np.zeros(num_envs, int)
     grasp_steps = np.zeros(num_envs, int)
-    start_distance = np.zeros(num_envs)
-    rows: dict[str, list] = {"success": [], "dropped": [], "grasp_steps": [], "distance": []}
+    hold_breaks = np.zeros(num_envs, int)
+    held = np.zeros(num_envs, int)
+    start = {name: np.zeros(num_envs) for name in STARTS}
+    rows: dict[str, list] = {name: [] for name in ("success", "dropped", "grasp_steps", "hold_breaks", *STARTS)}
     try:
         obs, _ = env.reset(seed=seed)
         while (finished < 2).any():
             with torch.no_grad():
                 actions = policy(torch.as_tensor(obs, dtype=torch.float32)).numpy()
             obs, _, terminated, truncated, info = env.step(np.clip(actions, low, high))
+            ended = terminated | truncated
             grasp_steps += (finished == 1) & (info["reward_terms"]["grasp"] > 0)
-            for i in np.flatnonzero(terminated | truncated):
+            hold_breaks += (finished == 1) & (held > 0) & (task.hold_steps == 0) & ~ended
+            held = task.hold_steps.copy()
+            for i in np.flatnonzero(ended):
                 if finished[i] == 1:
                     success = bool(info["is_success"][i])
                     rows["success"].append(success)
                     rows["dropped"].append(bool(terminated[i]) and not success)
                     rows["grasp_steps"].append(int(grasp_steps[i]))
-                    rows["distance"].append(start_distance[i])
+                    rows["hold_breaks"].append(int(hold_breaks[i]))
+                    for name in STARTS:
+                        rows[name].append(start[name][i])
                 else:  # SAME_STEP autoreset: the task already holds the next (counted) episode
-                    start_distance[i] = np.hypot(*(task.cube_pos[i, :2] - task.ee_pos[i, :2]))
+                    for name, value in episode_start(task, i).items():
+                        start[name][i] = value
                 finished[i] += 1
-                grasp_steps[i] = 0
+                grasp_steps[i] = hold_breaks[i] = held[i] = 0
     finally:
         env.close()
     return {k: np.asarray(v) for k, v in rows.items()}
@@ -76,13 +100,20 @@ def main(argv=None) -> None:
     print(f"misses: {int(out['dropped'].sum())} dropped off the table, "
           f"{int((timeout & (out['grasp_steps'] == 0)).sum())} time-outs never grasped, "
           f"{int((timeout & (out['grasp_steps'] > 0)).sum())} time-outs grasped but not held up")
-    edges = np.quantile(out["distance"], [1 / 3, 2 / 3])
-    tercile = np.searchsorted(edges, out["distance"])
-    bounds = [out["distance"].min(), *edges, out["distance"].max()]
-    for t in range(3):
-        sel = tercile == t
-        print(f"cube {bounds[t]:.3f}-{bounds[t + 1]:.3f} m from the pinch point: success {success[sel].mean():.1%} "
-              f"({int((~success[sel]).sum())} misses of {int(sel.sum())})")
+    breaks = out["hold_breaks"]
+    print(f"hold breaks: {breaks.mean():.2f} an episode, in {(breaks > 0).mean():.1%} of the episodes "
+          f"({(breaks[success] > 0).mean():.1%} of the successes, {(breaks[~success] > 0).mean() if (~success).any() else 0:.1%} of the misses)")
+    for name, label in (("distance", "m from the pinch point"), ("mass", "kg"), ("friction", "friction"), ("yaw", "rad of |yaw|")):
+        values = np.abs(out[name])
+        for t, sel in enumerate(terciles(values)):
+            print(f"cube {values[sel].min():.3f}-{values[sel].max():.3f} {label}: success {success[sel].mean():.1%} "
+                  f"({int((~success[sel]).sum())} misses of {int(sel.sum())})")
+
+
+def terciles(values: np.ndarray) -> list[np.ndarray]:
+    """Three boolean masks: the lowest, middle and highest third of ``values``."""
+    tercile = np.searchsorted(np.quantile(values, [1 / 3, 2 / 3]), values)
+    return [tercile == t for t in range(3)]
 
 
 if __name__ == "__main__":

@@ -18,6 +18,19 @@ def test_outcomes_match_the_evaluation_of_the_same_policy_and_seed():
     assert (out["grasp_steps"][out["success"]] > 0).all()  # a success held the cube up, grasped
     # the cube starts within the task's range (x -0.28..0.02, y 0.38..0.62) of a pinch point near its middle
     assert np.all((out["distance"] >= 0) & (out["distance"] < 0.35))
+    # the task's draws (UR5GraspConfig: mass 0.05-0.25 kg, friction 0.5-1.0, yaw -0.4..0.4 rad), not all alike
+    assert np.all((out["mass"] >= 0.05) & (out["mass"] <= 0.25)) and out["mass"].std() > 0.02
+    assert np.all((out["friction"] >= 0.5) & (out["friction"] <= 1.0)) and out["friction"].std() > 0.05
+    assert np.all(np.abs(out["yaw"]) <= 0.4 + 1e-9) and out["yaw"].std() > 0.05
+    assert out["hold_breaks"].dtype.kind == "i" and (out["hold_breaks"] >= 0).all()
+
+
+def test_the_report_breaks_success_down_by_each_draw(capsys):
+    main(["policies/ur5_grasp_real", "--num-envs", "12", "--seed", "3"])
+    report = capsys.readouterr().out
+    assert "hold breaks:" in report
+    for label in ("m from the pinch point", "kg:", "friction:", "rad of |yaw|"):
+        assert sum(label in line for line in report.splitlines()) == 3, label
 
 
 def test_refuses_a_run_of_another_task(capsys):

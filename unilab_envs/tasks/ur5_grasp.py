@@ -287,6 +287,22 @@ class UR5Grasp(Task):
         return self._qpos[:, q : q + 3]
 
     @property
+    def cube_quat(self) -> np.ndarray:
+        """``(N, 4)`` cube orientations (w, x, y, z)."""
+        q = self._ix[k.IX_CUBE_Q]
+        return self._qpos[:, q + 3 : q + 7]
+
+    @property
+    def cube_mass(self) -> np.ndarray:
+        """``(N,)`` the cube mass (kg) each env drew for its episode."""
+        return self._draws[:, 0]
+
+    @property
+    def cube_friction(self) -> np.ndarray:
+        """``(N,)`` the cube sliding friction each env drew for its episode."""
+        return self._draws[:, 1]
+
+    @property
     def pad_contacts(self) -> np.ndarray:
         """``(N, 2)`` bool: the left / right pad touches the cube (as of the last substep)."""
         adr = self._ix[[k.IX_SENSOR_LEFT, k.IX_SENSOR_RIGHT]]
