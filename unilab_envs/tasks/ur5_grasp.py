@@ -50,8 +50,10 @@ action changes) and ``success`` (1 at the step the hold reaches ``success_hold_s
 **Episode end.** Success: the cube held >= ``success_height`` (10 cm) above the table
 for ``success_hold_s`` (1 s) ends the episode as ``terminated`` with
 ``info["is_success"] = True`` (the success bonus is large enough that ending is worth
-more than hovering below the line). The cube off the table (outside its top, or 5 cm
-below it) terminates as a failure. Time-out: 5 s (125 steps, the registry's episode
+more than hovering below the line, not more than holding the cube up and letting the hold
+break before the second is up: at gamma 0.98 with time-outs bootstrapped, ~14 against ~20;
+larger per-step scales or gamma tip training into that farm). The cube off the table
+(outside its top, or 5 cm below it) terminates as a failure. Time-out: 5 s (125 steps, the registry's episode
 length).
 
 The task reads these names from the model (Menagerie's ``universal_robots_ur5e`` and
