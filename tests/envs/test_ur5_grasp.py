@@ -146,13 +146,13 @@ def test_a_scripted_policy_picks_through_the_task_and_succeeds():
 
 def test_reward_is_the_sum_of_its_terms_and_each_term_is_what_it_says():
     n = 16
-    env = _grasp_env(n)
+    env = _grasp_env(n, reward_scales={"hold_break": -100.0})  # off by default: on, to check it
     obs, _ = env.reset(seed=3)
     cfg = env.task.config
     weights = dict(zip(env.reward_names, env.task.reward_weights))
     policy, rng = ScriptedPick(n), np.random.default_rng(0)
     previous = np.tile([0, 0, 0, -1.0], (n, 1))
-    seen_lift = False
+    seen_lift, held, seen_break = False, np.zeros(n, int), False
     for _ in range(60):
         actions = np.clip(policy(obs) + rng.normal(0, 0.2, (n, 4)), -1, 1).astype(np.float32)
         obs, reward, terminated, truncated, info = env.step(actions)
@@ -166,13 +166,21 @@ def test_reward_is_the_sum_of_its_terms_and_each_term_is_what_it_says():
         height = env.task.cube_pos[:, 2] - 0.025
         lift = grasped * np.clip(height / cfg.lift_target, 0, 1)
         np.testing.assert_allclose(terms["lift"][live], (weights["lift"] * lift)[live], rtol=1e-4, atol=1e-7)
-        np.testing.assert_allclose(terms["hold"][live], (weights["hold"] * (grasped & (height >= 0.1)))[live], rtol=1e-6)
+        holding = grasped & (height >= 0.1)
+        np.testing.assert_allclose(terms["hold"][live], (weights["hold"] * holding)[live], rtol=1e-6)
+        # a hold that breaks gives back its share of the second: -100 x 0.04 x k / 25 = the k holds' 4 x 0.04 x k
+        broke = live & (held > 0) & ~holding
+        np.testing.assert_allclose(terms["hold_break"][live], (weights["hold_break"] * broke * held / 25)[live], rtol=1e-6)
+        np.testing.assert_allclose(terms["hold_break"][broke], -weights["hold"] * held[broke], rtol=1e-6)
+        seen_break |= bool(broke.any())
+        held = np.where(live & holding, held + 1, 0)
         rate = ((actions - previous) ** 2).sum(axis=1)
         np.testing.assert_allclose(terms["action_rate"], weights["action_rate"] * rate, rtol=1e-4, atol=1e-8)
         previous = np.where((terminated | truncated)[:, None], [0, 0, 0, -1.0], actions)
         seen_lift |= bool((lift[live] > 0).any())
         policy.restart(terminated | truncated)
     assert seen_lift, "the rollout should reach lifted states"
+    assert seen_break, "the noisy picks should break a hold"
     assert weights["success"] == pytest.approx(250.0 * 0.04)
     env.close()
 

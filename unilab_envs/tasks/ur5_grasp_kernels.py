@@ -204,7 +204,7 @@ def compute(
     qpos, qvel, site_xpos, site_xquat, xpos, xanchor, xaxis, sensordata, body_mass, geom_friction,
     arm_q, arm_d, joint_ids, home, ee_target, last_action, previous_action, weights, ix, fp,
 ):  # fmt: skip
-    """One fused pass: reward terms (reach, grasp, lift, hold, action_rate, success),
+    """One fused pass: reward terms (reach, grasp, lift, hold, action_rate, success, hold_break),
     success-hold and off-table terminations, observations."""
     site, cq = ix[IX_PINCH], ix[IX_CUBE_Q]
     for i in nb.prange(obs.shape[0]):
@@ -220,7 +220,8 @@ def compute(
         grasped = touching and dist_sq <= fp[FP_HALF] * fp[FP_HALF]
         height = qpos[i, cq + 2] - fp[FP_TABLE_Z] - fp[FP_HALF]  # the cube's bottom face above the table
         holding = grasped and height >= fp[FP_SUCCESS_HEIGHT]
-        hold_steps[i] = hold_steps[i] + 1 if holding else 0
+        held_before = hold_steps[i]
+        hold_steps[i] = held_before + 1 if holding else 0
         done = hold_steps[i] >= fp[FP_HOLD_STEPS]
         action_rate = 0.0
         for k in range(ACTION_SIZE):
@@ -235,6 +236,7 @@ def compute(
             1.0 if holding else 0.0,
             action_rate,
             1.0 if done else 0.0,
+            held_before / fp[FP_HOLD_STEPS] if held_before > 0 and not holding else 0.0,
         )
         reward[i] = write_weighted_terms(i, terms, weights, reward_terms)
         terminated[i] = done or off_table
