@@ -47,7 +47,8 @@ with both pads too, and a policy learned to farm that), ``lift`` (grasped: cube 
 ``hold`` (1 while grasped at >= ``success_height``), ``action_rate`` (sum of squared
 action changes), ``success`` (1 at the step the hold reaches ``success_hold_s``) and
 ``hold_break`` (at the step a hold breaks before it succeeds: the share of ``success_hold_s``
-it had lasted; scale 0 by default, -100 takes back the ``hold`` reward the broken hold earned).
+it had lasted; scale 0 by default, -100 takes back the ``hold`` reward the broken hold earned
+with the default ``hold`` scale and hold time).
 
 **Episode end.** Success: the cube held >= ``success_height`` (10 cm) above the table
 for ``success_hold_s`` (1 s) ends the episode as ``terminated`` with
@@ -115,7 +116,8 @@ class UR5GraspRewardScales:
     hold: float = 4.0
     action_rate: float = -0.01
     success: float = 250.0
-    #: off by default; -100 takes back, when a hold breaks, exactly the ``hold`` reward it earned
+    #: off by default; -hold x (success_hold_s / control_dt), -100 with the defaults, takes back,
+    #: when a hold breaks, exactly the ``hold`` reward it earned
     hold_break: float = 0.0
 
 
