@@ -56,8 +56,8 @@ for ``success_hold_s`` (1 s) ends the episode as ``terminated`` with
 more than hovering below the line, not more than holding the cube up and letting the hold
 break before the second is up: at gamma 0.98 with time-outs bootstrapped, ~14 against ~20;
 larger per-step scales or gamma tip training into that farm). The cube off the table
-(outside its top, or 5 cm below it) terminates as a failure. Time-out: 5 s (125 steps, the registry's episode
-length).
+(outside its top, or 5 cm below it) terminates as a failure. Time-out: 5 s (125 steps,
+the registry's episode length).
 
 The task reads these names from the model (Menagerie's ``universal_robots_ur5e`` and
 ``robotiq_2f85``), so ``model_path=`` may point at a user's combined model: arm joints
