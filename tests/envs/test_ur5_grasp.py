@@ -146,13 +146,13 @@ def test_a_scripted_policy_picks_through_the_task_and_succeeds():
 
 def test_reward_is_the_sum_of_its_terms_and_each_term_is_what_it_says():
     n = 16
-    env = _grasp_env(n, reward_scales={"hold_break": -100.0})  # off by default: on, to check it
+    env = _grasp_env(n, reward_scales={"hold_break": -100.0, "overlift": -4.0})  # off by default: on, to check them
     obs, _ = env.reset(seed=3)
     cfg = env.task.config
     weights = dict(zip(env.reward_names, env.task.reward_weights))
     policy, rng = ScriptedPick(n), np.random.default_rng(0)
     previous = np.tile([0, 0, 0, -1.0], (n, 1))
-    seen_lift, held, seen_break = False, np.zeros(n, int), False
+    seen_lift, held, seen_break, seen_overlift = False, np.zeros(n, int), False, False
     for _ in range(60):
         actions = np.clip(policy(obs) + rng.normal(0, 0.2, (n, 4)), -1, 1).astype(np.float32)
         obs, reward, terminated, truncated, info = env.step(actions)
@@ -166,6 +166,9 @@ def test_reward_is_the_sum_of_its_terms_and_each_term_is_what_it_says():
         height = env.task.cube_pos[:, 2] - 0.025
         lift = grasped * np.clip(height / cfg.lift_target, 0, 1)
         np.testing.assert_allclose(terms["lift"][live], (weights["lift"] * lift)[live], rtol=1e-4, atol=1e-7)
+        overlift = grasped * np.maximum(height - cfg.lift_target, 0) / cfg.lift_target
+        np.testing.assert_allclose(terms["overlift"][live], (weights["overlift"] * overlift)[live], rtol=1e-4, atol=1e-7)
+        seen_overlift |= bool((overlift[live] > 0).any())
         holding = grasped & (height >= 0.1)
         np.testing.assert_allclose(terms["hold"][live], (weights["hold"] * holding)[live], rtol=1e-6)
         # a hold that breaks gives back its share of the second: -100 x 0.04 x k / 25 = the k holds' 4 x 0.04 x k
@@ -181,6 +184,7 @@ def test_reward_is_the_sum_of_its_terms_and_each_term_is_what_it_says():
         policy.restart(terminated | truncated)
     assert seen_lift, "the rollout should reach lifted states"
     assert seen_break, "the noisy picks should break a hold"
+    assert seen_overlift, "the picks lift at full speed: some should carry the cube past the lift target"
     assert weights["success"] == pytest.approx(250.0 * 0.04)
     env.close()
 

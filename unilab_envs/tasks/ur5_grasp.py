@@ -48,7 +48,8 @@ with both pads too, and a policy learned to farm that), ``lift`` (grasped: cube 
 action changes), ``success`` (1 at the step the hold reaches ``success_hold_s``) and
 ``hold_break`` (at the step a hold breaks before it succeeds: the share of ``success_hold_s``
 it had lasted; scale 0 by default, -100 takes back the ``hold`` reward the broken hold earned
-with the default ``hold`` scale and hold time).
+with the default ``hold`` scale and hold time) and ``overlift`` (grasped: how far the cube's bottom
+is above ``lift_target``, in lift targets; scale 0 by default).
 
 **Episode end.** Success: the cube held >= ``success_height`` (10 cm) above the table
 for ``success_hold_s`` (1 s) ends the episode as ``terminated`` with
@@ -119,6 +120,9 @@ class UR5GraspRewardScales:
     #: off by default; -hold x (success_hold_s / control_dt), -100 with the defaults, takes back,
     #: when a hold breaks, exactly the ``hold`` reward it earned
     hold_break: float = 0.0
+    #: off by default; at -lift the lift reward peaks at ``lift_target`` and falls to 0 at twice it,
+    #: so a policy stops the cube there instead of carrying it on up
+    overlift: float = 0.0
 
 
 REWARD_NAMES = tuple(f.name for f in dataclasses.fields(UR5GraspRewardScales))

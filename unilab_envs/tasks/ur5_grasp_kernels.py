@@ -204,7 +204,7 @@ def compute(
     qpos, qvel, site_xpos, site_xquat, xpos, xanchor, xaxis, sensordata, body_mass, geom_friction,
     arm_q, arm_d, joint_ids, home, ee_target, last_action, previous_action, weights, ix, fp,
 ):  # fmt: skip
-    """One fused pass: reward terms (reach, grasp, lift, hold, action_rate, success, hold_break),
+    """One fused pass: reward terms (reach, grasp, lift, hold, action_rate, success, hold_break, overlift),
     success-hold and off-table terminations, observations."""
     site, cq = ix[IX_PINCH], ix[IX_CUBE_Q]
     for i in nb.prange(obs.shape[0]):
@@ -237,6 +237,7 @@ def compute(
             action_rate,
             1.0 if done else 0.0,
             held_before / fp[FP_HOLD_STEPS] if held_before > 0 and not holding else 0.0,
+            max(height - fp[FP_LIFT_TARGET], 0.0) / fp[FP_LIFT_TARGET] if grasped else 0.0,
         )
         reward[i] = write_weighted_terms(i, terms, weights, reward_terms)
         terminated[i] = done or off_table
