@@ -127,3 +127,14 @@ def test_overlap_runs_check_their_envs(tmp_path):
             runner.env  # noqa: B018
     finally:
         runner.close()
+
+
+def test_keep_every_keeps_its_iterations_whatever_the_save_interval(tmp_path):
+    """``log.keep_every`` is a save point of its own: a 3 with saves every 2 iterations keeps
+    iteration 3 (not only the iterations where both line up), and each kept file is that
+    iteration's checkpoint."""
+    cfg = tiny_cfg(tmp_path, total_steps=8 * 16 * 6, log={"save_interval": 2, "keep_every": 3, "save_minutes": 0})
+    train(cfg)
+    kept = sorted(p.name for p in tmp_path.glob("checkpoint_*.pt"))
+    assert kept == ["checkpoint_3.pt", "checkpoint_6.pt"]
+    assert load_checkpoint(tmp_path / "checkpoint_3.pt", CKPT_FORMAT, CKPT_VERSION)["iteration"] == 3

@@ -127,7 +127,7 @@ class LogConfig:
     plot: bool = True
     save_interval: int = 50        # iterations between checkpoints
     save_minutes: float = 10.0     # and at least this often in wall-clock time (0: off)
-    keep_every: int = 0            # also keep checkpoint_<iter>.pt every k iterations (0: off)
+    keep_every: int = 0            # also save and keep checkpoint_<iter>.pt every k iterations (0: off)
 
     def __post_init__(self) -> None:
         require(self.save_interval >= 1, f"log.save_interval must be >= 1, got {self.save_interval}")

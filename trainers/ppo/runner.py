@@ -402,6 +402,7 @@ class Runner:
                     stop_reason = "the callback asked to stop"
                     break
                 due = (self.iteration % cfg.log.save_interval == 0
+                       or cfg.log.keep_every and self.iteration % cfg.log.keep_every == 0
                        or cfg.log.save_minutes and time.perf_counter() - last_save > 60 * cfg.log.save_minutes)
                 if due and self.iteration < total_its:
                     self._save_or_stop()
