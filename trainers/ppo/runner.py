@@ -236,11 +236,11 @@ class Runner:
         path = path or self.out_dir / "checkpoint.pt"
         if not self.is_main:  # rank 0 alone writes
             return path
-        save_checkpoint(self.checkpoint_state(at_boundary), path, CKPT_FORMAT, CKPT_VERSION)
+        state = self.checkpoint_state(at_boundary)
+        save_checkpoint(state, path, CKPT_FORMAT, CKPT_VERSION)
         k = self.cfg.log.keep_every
         if k and at_boundary and self.iteration % k == 0 and path.name == "checkpoint.pt":
-            save_checkpoint(self.checkpoint_state(at_boundary), path.with_name(f"checkpoint_{self.iteration}.pt"),
-                            CKPT_FORMAT, CKPT_VERSION)
+            save_checkpoint(state, path.with_name(f"checkpoint_{self.iteration}.pt"), CKPT_FORMAT, CKPT_VERSION)
         return path
 
     def load(self, path: str | Path) -> None:
