@@ -138,3 +138,18 @@ def test_keep_every_keeps_its_iterations_whatever_the_save_interval(tmp_path):
     kept = sorted(p.name for p in tmp_path.glob("checkpoint_*.pt"))
     assert kept == ["checkpoint_3.pt", "checkpoint_6.pt"]
     assert load_checkpoint(tmp_path / "checkpoint_3.pt", CKPT_FORMAT, CKPT_VERSION)["iteration"] == 3
+
+
+def test_resume_with_more_steps_says_how_it_stretches_a_linear_schedule(tmp_path, capsys):
+    lr = 1.0e-3
+    linear = {"algo": {"schedule": "linear", "learning_rate": lr}}
+    train(tiny_cfg(tmp_path / "run", **linear))  # 4 iterations, checkpoint_2.pt kept
+    capsys.readouterr()
+    train(tiny_cfg(tmp_path / "same", **linear), resume=tmp_path / "run" / "checkpoint_2.pt")
+    assert "linear learning-rate schedule" not in capsys.readouterr().err
+    longer = tiny_cfg(tmp_path / "longer", total_steps=8 * 16 * 8, **linear)  # 8 iterations
+    train(longer, resume=tmp_path / "run" / "checkpoint_2.pt")
+    err = capsys.readouterr().err
+    assert "total_steps 512 -> 1024" in err and "at iteration 2 the rate is 0.00075 (it would have been 0.0005)" in err
+    rates = read_csv(tmp_path / "longer" / "progress.csv")["learning_rate"]
+    assert rates[0] == pytest.approx(lr * (1 - 2 / 8))  # iteration 3 updates at progress 2/8 of the new total

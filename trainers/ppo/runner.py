@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import os
 import signal
 import sys
@@ -271,6 +272,10 @@ class Runner:
                                   f"(policy.* config changed?): {str(e).splitlines()[0]}") from None
         self.iteration = int(ckpt["iteration"])
         self.env_steps = int(ckpt["env_steps"])
+        if self.is_main:
+            notice = stretched_schedule_notice(self.cfg, ckpt["config"].get("total_steps"), self.iteration)
+            if notice:
+                print(f"[unilab] resume: {notice}", file=sys.stderr, flush=True)
         self.wall_time_before = float(ckpt.get("wall_time", 0.0))
         self.generator.set_state(ckpt["rng"]["generator"].cpu())
         if self.dist is not None and not self.is_main:  # rank 0 continues the saved stream; the others their own
@@ -526,6 +531,23 @@ def _install_stop_handlers(runner: Runner):
               f"(Ctrl-C again to stop now)", file=sys.stderr, flush=True)
 
     return route_stop_signals(handler)
+
+
+
+def stretched_schedule_notice(cfg: TrainConfig, saved_total_steps, iteration: int) -> str | None:
+    """What a resume with another ``total_steps`` does to a linear learning-rate schedule
+    (it falls to 0 at the run's *current* total, so the rest of the ramp stretches or shrinks
+    and the rate steps there), or None when nothing changes."""
+    if cfg.algo.schedule != "linear" or saved_total_steps in (None, cfg.total_steps):
+        return None
+    spi = cfg.steps_per_iteration
+    saved_its = max(1, math.ceil(int(saved_total_steps) / spi))
+    before = cfg.algo.learning_rate * max(1.0 - iteration / saved_its, 0.0)
+    after = cfg.algo.learning_rate * max(1.0 - iteration / cfg.num_iterations, 0.0)
+    return (f"total_steps {int(saved_total_steps)} -> {cfg.total_steps}: the linear learning-rate schedule now "
+            f"falls to 0 at the new total, so at iteration {iteration} the rate is {after:.3g} "
+            f"(it would have been {before:.3g}); keep total_steps={int(saved_total_steps)} to finish the run "
+            "as configured")
 
 
 def train(config: TrainConfig | dict | str | Path, env: gym.vector.VectorEnv | None = None,
