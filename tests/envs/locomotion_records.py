@@ -30,7 +30,8 @@ def legs(n: int = 1) -> Legs:
 
 
 def params(**changes) -> Params:
-    base = Params(dt=0.02, inv_dt=50.0, tracking_sigma=0.25, inv_tracking_sigma=4.0, base_height_target=0.3, air_time_target=0.1,
+    base = Params(dt=0.02, inv_dt=50.0, tracking_sigma=0.25, inv_tracking_sigma=4.0, yaw_tracking_sigma=0.25,
+                  inv_yaw_tracking_sigma=4.0, base_height_target=0.3, air_time_target=0.1,
                   gait_step=0.25, swing_height=0.08, contact_height=0.01, feet_phase_width=0.01, inv_feet_phase_width=100.0,
                   cos_max_tilt=0.5, min_base_height=0.1, clip_air_time=False, clip_termination=True, float32_math=False)  # fmt: skip
     return base._replace(**changes)

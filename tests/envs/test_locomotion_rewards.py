@@ -38,6 +38,25 @@ def test_each_term_is_its_weight_times_its_value():
     np.testing.assert_allclose(terms[:16], SCALES[:16] * dt * np.array(values), rtol=1e-6, atol=1e-9)
 
 
+
+def test_a_yaw_only_tracking_width_changes_the_yaw_term_alone():
+    wide, _ = _run(moving=True, fell=False)
+    narrow, _ = _run(moving=True, fell=False, yaw_tracking_sigma=0.05, inv_yaw_tracking_sigma=20.0)
+    assert narrow[1] == pytest.approx(1.0 * 0.02 * math.exp(-0.09 / 0.05), rel=1e-6)  # yaw error^2 0.09
+    np.testing.assert_array_equal(np.delete(narrow, [1, 16]), np.delete(wide, [1, 16]))
+
+
+def test_the_config_gives_the_kernels_its_yaw_width_or_the_shared_one():
+    from unilab_envs.locomotion.config import kernel_records
+    from unilab_envs.tasks.g1_joystick import G1JoystickConfig
+
+    shared, _, _ = kernel_records(G1JoystickConfig())
+    assert shared.yaw_tracking_sigma == shared.tracking_sigma == 0.25
+    own, _, _ = kernel_records(G1JoystickConfig(yaw_tracking_sigma=0.05))
+    assert (own.yaw_tracking_sigma, own.inv_yaw_tracking_sigma, own.tracking_sigma) == (0.05, 20.0, 0.25)
+    with pytest.raises(ValueError, match="yaw_tracking_sigma must be > 0"):
+        G1JoystickConfig(yaw_tracking_sigma=0.0).validate()
+
 def test_positive_clip_lifts_a_negative_step_to_zero():
     # slow and sloppy, not moving: the stand-still deviation counts, the air time does not
     terms, reward = _run(moving=False, fell=False)

@@ -124,7 +124,7 @@ def g1_compute_numpy(a: dict, lo: int = 0, hi: int | None = None) -> None:
     yaw_error = (command[:, 2] - wz) ** 2
     wt = a["weights"]
     terms = (
-        wt[0] * _exp_f32(-lin_error * (1.0 / sigma)), wt[1] * _exp_f32(-yaw_error * (1.0 / sigma)),
+        wt[0] * _exp_f32(-lin_error * (1.0 / sigma)), wt[1] * _exp_f32(-yaw_error * (1.0 / p.yaw_tracking_sigma)),
         wt[2] * vz * vz, wt[3] * (wx * wx + wy * wy), wt[4] * (gx * gx + gy * gy),
         wt[5] * (height - height_target) ** 2, wt[6] * torque_sq, wt[7] * action_rate, wt[8] * pose,
         np.where(moving, wt[9] * air_reward, 0.0), wt[10] * _exp_f32(-phase_error * (1.0 / phase_width)),

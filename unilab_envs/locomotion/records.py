@@ -78,6 +78,8 @@ class Params(NamedTuple):
     inv_dt: float  # 1 / dt
     tracking_sigma: float  # width of the velocity-tracking kernels exp(-error^2 / sigma)
     inv_tracking_sigma: float
+    yaw_tracking_sigma: float  # width of the yaw-rate kernel (tracking_sigma unless the config sets its own)
+    inv_yaw_tracking_sigma: float
     base_height_target: float  # m
     air_time_target: float  # s
     gait_step: float  # gait phase advance per control step (rad)

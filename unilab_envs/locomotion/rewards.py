@@ -26,7 +26,7 @@ class RewardScales:
     """Signed scales of the named terms (weight = scale * control_dt); each robot sets its own defaults."""
 
     tracking_lin_vel: float = 0.0  # exp(-|planar velocity error|^2 / tracking_sigma)
-    tracking_ang_vel: float = 0.0  # exp(-yaw-rate error^2 / tracking_sigma)
+    tracking_ang_vel: float = 0.0  # exp(-yaw-rate error^2 / yaw_tracking_sigma), tracking_sigma by default
     lin_vel_z: float = 0.0  # vertical base velocity^2
     ang_vel_xy: float = 0.0  # roll and pitch rates^2
     orientation: float = 0.0  # planar part of the gravity direction^2 (tilt)
@@ -70,7 +70,7 @@ def write_rewards(i, reward_terms, reward, weights, clip_scale, params, base, li
     torque_sq, action_rate, pose, deviation, limits = sums
     air_reward, slip, phase_error = feet
     t0 = weights[0] * exp_kernel(lin_error, params.tracking_sigma, params.inv_tracking_sigma, f32)
-    t1 = weights[1] * exp_kernel(yaw_error, params.tracking_sigma, params.inv_tracking_sigma, f32)
+    t1 = weights[1] * exp_kernel(yaw_error, params.yaw_tracking_sigma, params.inv_yaw_tracking_sigma, f32)
     t2 = weighted_square(weights[2], vz, f32)
     t3 = weights[3] * (wx * wx + wy * wy)
     t4 = weights[4] * (gx * gx + gy * gy)
