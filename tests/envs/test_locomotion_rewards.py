@@ -38,7 +38,6 @@ def test_each_term_is_its_weight_times_its_value():
     np.testing.assert_allclose(terms[:16], SCALES[:16] * dt * np.array(values), rtol=1e-6, atol=1e-9)
 
 
-
 def test_a_yaw_only_tracking_width_changes_the_yaw_term_alone():
     wide, _ = _run(moving=True, fell=False)
     narrow, _ = _run(moving=True, fell=False, yaw_tracking_sigma=0.05, inv_yaw_tracking_sigma=20.0)
@@ -56,6 +55,7 @@ def test_the_config_gives_the_kernels_its_yaw_width_or_the_shared_one():
     assert (own.yaw_tracking_sigma, own.inv_yaw_tracking_sigma, own.tracking_sigma) == (0.05, 20.0, 0.25)
     with pytest.raises(ValueError, match="yaw_tracking_sigma must be > 0"):
         G1JoystickConfig(yaw_tracking_sigma=0.0).validate()
+
 
 def test_positive_clip_lifts_a_negative_step_to_zero():
     # slow and sloppy, not moving: the stand-still deviation counts, the air time does not

@@ -22,6 +22,11 @@ from .models import ActorCritic, EmpiricalNormalizer
 from .storage import Minibatch, RolloutStorage
 
 
+def linear_learning_rate(base: float, progress: float) -> float:
+    """The linear schedule's rate at ``progress`` (iteration / total iterations): ``base`` to 0."""
+    return base * max(1.0 - progress, 0.0)
+
+
 class PPO:
     def __init__(self, policy: ActorCritic, obs_normalizer: EmpiricalNormalizer,
                  critic_normalizer: EmpiricalNormalizer | None, cfg: AlgoConfig, device: torch.device,
@@ -124,7 +129,7 @@ class PPO:
         """One PPO update over ``storage``; ``progress`` in [0, 1] drives the linear schedule."""
         cfg = self.cfg
         if cfg.schedule == "linear":
-            self.set_learning_rate(cfg.learning_rate * max(1.0 - progress, 0.0))
+            self.set_learning_rate(linear_learning_rate(cfg.learning_rate, progress))
         storage.compute_returns(cfg.gamma, cfg.lam)
         adv = storage.advantages
         if cfg.normalize_advantages and cfg.advantage_scope == "rollout":

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 import os
 import signal
 import sys
@@ -52,7 +51,7 @@ from ..common.checkpoint import CheckpointError, load_checkpoint, save_checkpoin
 from ..common.denormals import denormals_flushed
 from ..common.logging import RunLogger
 from ..common.signals import route_stop_signals
-from .algorithm import PPO
+from .algorithm import PPO, linear_learning_rate
 from .collector import Collector
 from .config import TrainConfig, to_dict
 from .early_stop import stop_callback
@@ -533,17 +532,15 @@ def _install_stop_handlers(runner: Runner):
     return route_stop_signals(handler)
 
 
-
 def stretched_schedule_notice(cfg: TrainConfig, saved_total_steps, iteration: int) -> str | None:
     """What a resume with another ``total_steps`` does to a linear learning-rate schedule
     (it falls to 0 at the run's *current* total, so the rest of the ramp stretches or shrinks
     and the rate steps there), or None when nothing changes."""
     if cfg.algo.schedule != "linear" or saved_total_steps in (None, cfg.total_steps):
         return None
-    spi = cfg.steps_per_iteration
-    saved_its = max(1, math.ceil(int(saved_total_steps) / spi))
-    before = cfg.algo.learning_rate * max(1.0 - iteration / saved_its, 0.0)
-    after = cfg.algo.learning_rate * max(1.0 - iteration / cfg.num_iterations, 0.0)
+    saved_its = dataclasses.replace(cfg, total_steps=int(saved_total_steps)).num_iterations
+    before = linear_learning_rate(cfg.algo.learning_rate, iteration / saved_its)
+    after = linear_learning_rate(cfg.algo.learning_rate, iteration / cfg.num_iterations)
     return (f"total_steps {int(saved_total_steps)} -> {cfg.total_steps}: the linear learning-rate schedule now "
             f"falls to 0 at the new total, so at iteration {iteration} the rate is {after:.3g} "
             f"(it would have been {before:.3g}); keep total_steps={int(saved_total_steps)} to finish the run "

@@ -44,8 +44,8 @@ class LocomotionConfig:
     feet_phase_width: float  # m^2: feet_phase = exp(-sum of squared foot-height errors / width)
     # reward shaping constants
     tracking_sigma: float = 0.25
-    # width of the yaw-rate kernel alone (rad^2/s^2); None: tracking_sigma. A narrower one makes a small
-    # yaw drift on a straight command cost more (at 0.25, 0.05 rad/s of drift loses 1% of the term)
+    # width of the yaw-rate kernel alone (rad^2/s^2); None: tracking_sigma (docs/tasks.md: a narrower one
+    # pays only for small yaw errors)
     yaw_tracking_sigma: float | None = None
     base_height_target: float
     air_time_target: float
