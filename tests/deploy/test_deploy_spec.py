@@ -53,6 +53,25 @@ def test_task_keywords_reach_the_spec():
     assert spec.command.ranges[0] == (0.0, 1.5) and spec.action.scale == 0.3
 
 
+def test_straight_commands_reach_the_spec_and_plays_draws():
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from unilab_envs.deploy.episodes import sample_command
+
+    spec = deploy_spec_for("UniLab/G1Joystick-v0", straight_command_probability=1.0, zero_command_probability=0.0)
+    assert spec.command.straight_probability == 1.0
+    assert spec_from_json(spec.to_json()).command.straight_probability == 1.0
+    rng = np.random.default_rng(0)
+    drawn = np.array([sample_command(SimpleNamespace(spec=spec), rng) for _ in range(20)])
+    assert np.all(drawn[:, 1:] == 0.0) and np.all(drawn[:, 0] != 0.0)
+    old = json.loads(deploy_spec_for("UniLab/G1Joystick-v0", zero_command_probability=0.0).to_json())
+    del old["command"]["straight_probability"]  # a spec written before the option draws as before
+    drawn = np.array([sample_command(SimpleNamespace(spec=spec_from_dict(old)), rng) for _ in range(20)])
+    assert np.all(drawn != 0.0)
+
+
 def _mutate(spec, path, value):
     data = json.loads(spec.to_json())
     node = data

@@ -37,8 +37,8 @@ def params(**changes) -> Params:
     return base._replace(**changes)
 
 
-def commands(zero_probability: float = 0.0, resample_steps: int = 250) -> Commands:
-    return Commands(np.array([[-1.0, 1.0], [-0.5, 0.5], [0.0, 2.0]]), zero_probability, resample_steps)
+def commands(zero_probability: float = 0.0, resample_steps: int = 250, straight_probability: float = 0.0) -> Commands:
+    return Commands(np.array([[-1.0, 1.0], [-0.5, 0.5], [0.0, 2.0]]), zero_probability, resample_steps, straight_probability)
 
 
 def reset(xy: float = 0.0, joint: float = 0.0, velocity: float = 0.0) -> Reset:

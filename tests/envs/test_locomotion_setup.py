@@ -82,3 +82,22 @@ def test_go1_now_checks_its_reward_scales_like_g1():
     with pytest.raises(ValueError, match="reward_scales.orientation must be finite"):
         gym.make_vec("UniLab/Go1Joystick-v0", num_envs=1, reward_scales={"orientation": float("inf")})
     assert isinstance(Go1JoystickConfig().reward_scales, RewardScales)
+
+
+def test_straight_commands_come_at_their_rate_in_the_env():
+    import gymnasium as gym
+
+    import unilab_envs  # noqa: F401
+
+    env = gym.make_vec("UniLab/G1Joystick-v0", num_envs=2000, straight_command_probability=0.5)
+    env.reset(seed=3)
+    command = env.unwrapped.task.command
+    moving = np.abs(command).sum(axis=1) > 0
+    straight = moving & (command[:, 1] == 0.0) & (command[:, 2] == 0.0)
+    # 2000 draws: moving 0.85 (G1's zero_command_probability 0.15), straight half of those; 4 sigma bounds
+    assert abs(moving.mean() - 0.85) < 4 * math.sqrt(0.85 * 0.15 / 2000)
+    assert abs(straight.sum() / moving.sum() - 0.5) < 4 * math.sqrt(0.25 / moving.sum())
+    assert np.all(command[straight, 0] != 0.0)
+    env.close()
+    with pytest.raises(ValueError, match=r"straight_command_probability must be in \[0, 1\], got 1.5"):
+        gym.make_vec("UniLab/G1Joystick-v0", num_envs=1, straight_command_probability=1.5)

@@ -31,6 +31,22 @@ def test_sample_command_draws_zero_or_uniform_per_axis_from_the_env_stream():
     np.testing.assert_array_equal(command[0], 0.0)
 
 
+def test_a_straight_draw_zeroes_sideways_and_yaw_and_costs_one_more_uniform():
+    rng = seed_streams(np.array([4, 5]))
+    expected = rng.copy()
+    command = np.zeros((2, 3))
+    commands.sample_command(0, command, rng, rec.commands(straight_probability=1.0))
+    u = [uniform(expected, 0) for _ in range(5)]  # zero test, three axes, straight test
+    assert u[4] < 1.0
+    np.testing.assert_array_equal(command[0], [-1.0 + 2.0 * u[1], 0.0, 0.0])
+    assert rng[0] == expected[0]
+    # never straight: the axes stay drawn, and the straight test still costs its uniform
+    commands.sample_command(0, command, rng, rec.commands(straight_probability=1e-300))
+    u = [uniform(expected, 0) for _ in range(5)]
+    np.testing.assert_array_equal(command[0], [-1.0 + 2.0 * u[1], -0.5 + 1.0 * u[2], 0.0 + 2.0 * u[3]])
+    assert rng[0] == expected[0]
+
+
 def test_resample_every_n_steps_and_moving_threshold():
     spec = rec.commands(resample_steps=250)
     assert [commands.resample_due(s, spec) for s in (0, 1, 249, 250, 500)] == [True, False, False, True, True]

@@ -104,6 +104,27 @@ def test_numpy_disagrees_when_the_computation_differs(g1, monkeypatch):
     assert "numpy: reward_terms" in bad and "numpy threads: reward" in bad
 
 
+@pytest.mark.parametrize("straight", [0.0, 0.5])
+def test_numpy_draws_the_kernels_commands(straight):
+    from tests.envs import locomotion_records as rec
+    from trainers.bench.g1_numpy import sample_commands
+    from unilab_envs.core.rng import seed_streams
+    from unilab_envs.locomotion.commands import sample_command
+
+    spec = rec.commands(zero_probability=0.2, straight_probability=straight)
+    rng = seed_streams(np.arange(64))
+    twin = {"commands": spec, "rng": rng.copy(), "command": np.zeros((64, 3))}
+    rows = np.arange(64)
+    sample_commands(twin, rows)
+    command = np.zeros((64, 3))
+    for i in rows:
+        sample_command(i, command, rng, spec)
+    np.testing.assert_array_equal(twin["command"], command)
+    np.testing.assert_array_equal(twin["rng"], rng)
+    straight_rows = (command[:, 0] != 0.0) & (command[:, 1] == 0.0)
+    assert straight_rows.any() == (straight > 0)
+
+
 def test_memory_floor_reads_every_input_and_writes_every_output(g1):
     from trainers.bench.floor import stream_floor
     from trainers.bench.postprocess import private_copy

@@ -45,7 +45,8 @@ def uniform_rows(state: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 
 def sample_commands(a: dict, rows: np.ndarray) -> None:
-    """New (vx, vy, yaw rate) commands for ``rows``: zero with ``commands.zero_probability``, else uniform."""
+    """New (vx, vy, yaw rate) commands for ``rows``: zero with ``commands.zero_probability``, else uniform, then
+    straight (vy = yaw rate = 0) with ``commands.straight_probability``, in the kernel's per-row draw order."""
     commands = a["commands"]
     zero = uniform_rows(a["rng"], rows) < commands.zero_probability
     a["command"][rows[zero]] = 0.0
@@ -53,6 +54,8 @@ def sample_commands(a: dict, rows: np.ndarray) -> None:
     for k in range(3):
         low, high = commands.ranges[k]
         a["command"][live, k] = low + (high - low) * uniform_rows(a["rng"], live)
+    if commands.straight_probability > 0.0:
+        a["command"][live[uniform_rows(a["rng"], live) < commands.straight_probability], 1:] = 0.0
 
 
 def _exp_f32(x: np.ndarray) -> np.ndarray:

@@ -19,7 +19,8 @@ from unilab_envs.deploy.reference import ControllerState, PolicyIO
 
 
 def sample_command(io: PolicyIO, rng: np.random.Generator) -> np.ndarray:
-    """A velocity command drawn as in training (zero with ``zero_probability``), or a reach target (world, m)."""
+    """A velocity command drawn as in training (zero with ``zero_probability``, else uniform per axis and straight
+    ahead with ``straight_probability``), or a reach target (world, m)."""
     c = io.spec.command
     if c.kind == "reach_target":
         (r0, r1), (a0, a1), (h0, h1) = c.ranges
@@ -27,7 +28,10 @@ def sample_command(io: PolicyIO, rng: np.random.Generator) -> np.ndarray:
         return np.array([r * math.cos(phi), r * math.sin(phi), rng.uniform(h0, h1)])
     if rng.random() < c.zero_probability:
         return np.zeros(len(c.names))
-    return np.array([rng.uniform(lo, hi) for lo, hi in c.ranges])
+    command = np.array([rng.uniform(lo, hi) for lo, hi in c.ranges])
+    if c.straight_probability > 0.0 and rng.random() < c.straight_probability:
+        command[1:] = 0.0
+    return command
 
 
 def show_target(io: PolicyIO, data: mujoco.MjData, target: np.ndarray) -> None:

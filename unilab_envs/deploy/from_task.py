@@ -135,7 +135,8 @@ def spec_from_env(env: Any, env_id: str) -> DeploySpec:
                           ranges=tuple(tuple(map(float, getattr(cfg, n))) for n in
                                        ("command_vx", "command_vy", "command_yaw")),
                           resample_time=float(cfg.command_resample_time),
-                          zero_probability=float(cfg.zero_command_probability))
+                          zero_probability=float(cfg.zero_command_probability),
+                          straight_probability=float(cfg.straight_command_probability))
         episode = Episode(max_steps=int(base.max_episode_steps), reset_joint_range=float(cfg.reset_joint_range),
                           reset_xy_range=float(cfg.reset_xy_range), reset_base_velocity=float(cfg.reset_base_velocity),
                           reset_random_yaw=True, max_tilt=float(cfg.max_tilt),

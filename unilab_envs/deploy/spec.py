@@ -176,6 +176,7 @@ class Command:
     ranges: tuple[tuple[float, float], ...]
     resample_time: float | None = None       # s; None: once per episode
     zero_probability: float = 0.0
+    straight_probability: float = 0.0        # velocity: a moving draw keeps vx only (vy = yaw_rate = 0)
     azimuth_offset: float = 0.0               # reach_target: azimuth of the arm's front (rad)
 
 

@@ -9,9 +9,12 @@ from unilab_envs.core.rng import uniform, uniform_range
 
 @nb.njit(inline="always", cache=True)
 def sample_command(i, command, rng, commands):
-    """Draw env ``i``'s ``(vx, vy, yaw rate)`` from its stream: zero with ``commands.zero_probability``, else uniform per axis.
+    """Draw env ``i``'s ``(vx, vy, yaw rate)`` from its stream: zero with ``commands.zero_probability``, else uniform per axis,
+    then straight (vy and yaw rate zeroed) with ``commands.straight_probability``.
 
-    Draws one uniform, then one per axis unless the command is zero (the order fixes the stream).
+    Draws one uniform, then one per axis unless the command is zero, then one for the straight test
+    only where ``straight_probability > 0`` (the order fixes the stream; without straight draws it is
+    the stream of every run before the option).
     """
     if uniform(rng, i) < commands.zero_probability:
         command[i, 0] = 0.0
@@ -20,6 +23,9 @@ def sample_command(i, command, rng, commands):
     else:
         for k in range(3):
             command[i, k] = uniform_range(rng, i, commands.ranges[k, 0], commands.ranges[k, 1])
+        if commands.straight_probability > 0.0 and uniform(rng, i) < commands.straight_probability:
+            command[i, 1] = 0.0
+            command[i, 2] = 0.0
 
 
 @nb.njit(inline="always", cache=True)

@@ -38,6 +38,9 @@ class LocomotionConfig:
     command_yaw: tuple[float, float] = (-1.0, 1.0)
     command_resample_time: float = 5.0
     zero_command_probability: float
+    # chance that a moving command is straight ahead (vy = yaw rate = 0): trains the straight walk a
+    # user commands most, where an uncorrected yaw drift shows (docs/tasks.md)
+    straight_command_probability: float = 0.0
     # gait
     gait_frequency: float
     swing_height: float = 0.08
@@ -71,6 +74,8 @@ class LocomotionConfig:
             require_range(name, getattr(self, name))
         require(self.command_resample_time > 0, f"command_resample_time must be > 0, got {self.command_resample_time}")
         require(0.0 <= self.zero_command_probability <= 1.0, f"zero_command_probability must be in [0, 1], got {self.zero_command_probability}")
+        require(0.0 <= self.straight_command_probability <= 1.0,
+                f"straight_command_probability must be in [0, 1], got {self.straight_command_probability}")
         for name in ("gait_frequency", "feet_phase_width", "tracking_sigma", "base_height_target", "contact_height"):
             require(getattr(self, name) > 0, f"{name} must be > 0, got {getattr(self, name)}")
         require(self.yaw_tracking_sigma is None or self.yaw_tracking_sigma > 0,
@@ -97,6 +102,7 @@ def kernel_records(cfg: LocomotionConfig) -> tuple[Params, Commands, Reset]:
         float32_math=bool(cfg.float32_math),
     )  # fmt: skip
     ranges = np.array([cfg.command_vx, cfg.command_vy, cfg.command_yaw], dtype=np.float64)
-    commands = Commands(ranges, float(cfg.zero_command_probability), int(max(1, round(cfg.command_resample_time / cfg.control_dt))))
+    commands = Commands(ranges, float(cfg.zero_command_probability), int(max(1, round(cfg.command_resample_time / cfg.control_dt))),
+                        float(cfg.straight_command_probability))
     reset = Reset(float(cfg.reset_xy_range), float(cfg.reset_joint_range), float(cfg.reset_base_velocity))
     return params, commands, reset

@@ -56,11 +56,12 @@ class Legs(NamedTuple):
 
 
 class Commands(NamedTuple):
-    """How velocity commands are drawn: uniform per axis, or all zero (standing)."""
+    """How velocity commands are drawn: uniform per axis, all zero (standing), or forward only (straight)."""
 
     ranges: np.ndarray  # (3, 2) (low, high) of vx, vy, yaw rate
     zero_probability: float  # chance that a draw is the zero command
     resample_steps: int  # control steps between draws within an episode
+    straight_probability: float = 0.0  # chance that a moving draw keeps vx only (vy = yaw rate = 0)
 
 
 class Reset(NamedTuple):
