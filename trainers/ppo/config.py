@@ -48,6 +48,10 @@ class PolicyConfig:
     obs_normalization: bool = True
     obs_clip: float = 10.0
     ortho_init: bool = True        # orthogonal weights (gain sqrt 2, heads 0.01 / 1); False: PyTorch's default init
+    # the deterministic (evaluated, exported, deployed) action is the average of the actor's mean and the
+    # mirror image of its mean on the mirrored observation: exactly left/right symmetric, so a straight
+    # command gets no yaw drift. Tasks with a mirror map only; training's stochastic policy is unchanged
+    mirror_average: bool = False
 
     def __post_init__(self) -> None:
         require(len(self.actor_hidden) > 0 and all(h > 0 for h in self.actor_hidden),

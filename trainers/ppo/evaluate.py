@@ -20,7 +20,7 @@ from ..common.video import VideoRecorder
 from .config import TrainConfig, from_dict
 from .envs import env_dims, make_vec_env
 from .models import InferencePolicy
-from .runner import CKPT_FORMAT, CKPT_VERSION, build_learner, check_compatible
+from .runner import CKPT_FORMAT, CKPT_VERSION, build_learner, check_compatible, env_mirror
 
 __all__ = ["EvalResult", "evaluate", "export_onnx", "load_policy"]
 
@@ -37,8 +37,17 @@ def load_policy(checkpoint: str | Path, device: str = "cpu") -> tuple[InferenceP
         algo.obs_normalizer.load_state_dict(ckpt["algo"]["obs_normalizer"])
     except (RuntimeError, KeyError) as e:
         raise CheckpointError(f"checkpoint {checkpoint} has inconsistent weights: {str(e).splitlines()[0]}") from None
-    policy = InferencePolicy(algo.obs_normalizer, algo.policy.actor).eval()
-    return policy, cfg, ckpt
+    policy = InferencePolicy(algo.obs_normalizer, algo.policy.actor, _mirror(cfg) if cfg.policy.mirror_average else None)
+    return policy.eval(), cfg, ckpt
+
+
+def _mirror(cfg: TrainConfig):
+    """The mirror map of the run's task and observation history (``policy.mirror_average``)."""
+    env = make_vec_env(cfg.task, 1, cfg.env_kwargs, cfg.vectorization_mode, obs_history=cfg.obs_history)
+    try:
+        return env_mirror(env, cfg.task, "policy.mirror_average", "set it to false")
+    finally:
+        env.close()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,8 +115,9 @@ def export_onnx(checkpoint: str | Path, path: str | Path | None = None, opset: i
         low, high = space.low.astype(np.float32), space.high.astype(np.float32)
     finally:
         env.close()
-    meaning = (f"deterministic action: the Gaussian policy's mean, clipped to the action space "
-               f"{bounds_text(low, high)} as the env clips it")
+    mean = ("the average of the Gaussian policy's mean and the mirror image of its mean on the mirrored "
+            "observation (policy.mirror_average)" if cfg.policy.mirror_average else "the Gaussian policy's mean")
+    meaning = f"deterministic action: {mean}, clipped to the action space {bounds_text(low, high)} as the env clips it"
     inputs = NORMALIZED_INPUT
     if cfg.obs_history is not None:
         h = cfg.obs_history

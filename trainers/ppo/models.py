@@ -121,17 +121,34 @@ class ActorCritic(nn.Module):
 
 
 class InferencePolicy(nn.Module):
-    """Deterministic deployed policy: raw observation -> normalized -> action mean (for ONNX)."""
+    """Deterministic deployed policy: raw observation -> normalized -> action mean (for ONNX).
 
-    def __init__(self, normalizer: EmpiricalNormalizer, actor: nn.Module):
+    ``mirror`` (a task's mirror map: ``obs_perm``, ``obs_sign``, ``act_perm``, ``act_sign``): the
+    action is ``(f(o) + m(f(m(o)))) / 2`` with ``f`` the normalized actor, so the policy is exactly
+    its own mirror image (``policy.mirror_average``).
+    """
+
+    def __init__(self, normalizer: EmpiricalNormalizer, actor: nn.Module, mirror=None):
         super().__init__()
         self.enabled = normalizer.enabled
         self.clip = normalizer.clip
         self.register_buffer("mean", normalizer.mean.detach().float().clone())
         self.register_buffer("inv_std", torch.rsqrt(normalizer.var.detach() + normalizer.eps).float().clone())
         self.actor = actor
+        self.mirrored = mirror is not None
+        if self.mirrored:
+            self.register_buffer("obs_perm", torch.as_tensor(mirror.obs_perm, dtype=torch.long))
+            self.register_buffer("obs_sign", torch.as_tensor(mirror.obs_sign, dtype=torch.float32))
+            self.register_buffer("act_perm", torch.as_tensor(mirror.act_perm, dtype=torch.long))
+            self.register_buffer("act_sign", torch.as_tensor(mirror.act_sign, dtype=torch.float32))
 
-    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+    def _mean(self, obs: torch.Tensor) -> torch.Tensor:
         if self.enabled:
             obs = torch.clamp((obs - self.mean) * self.inv_std, -self.clip, self.clip)
         return self.actor(obs)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        if not self.mirrored:
+            return self._mean(obs)
+        mirrored = self._mean(obs[..., self.obs_perm] * self.obs_sign)[..., self.act_perm] * self.act_sign
+        return 0.5 * (self._mean(obs) + mirrored)

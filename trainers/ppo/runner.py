@@ -113,12 +113,18 @@ def task_mirror(env: gym.vector.VectorEnv, cfg: TrainConfig):
     :class:`~unilab_envs.config.ConfigError` names the task that has none."""
     if cfg.algo.symmetry_coef <= 0:
         return None
+    return env_mirror(env, cfg.task, "algo.symmetry_coef", "set it to 0")
+
+
+def env_mirror(env: gym.vector.VectorEnv, task_id: str, option: str, fix: str):
+    """The env's task mirror map, its ``obs_history`` columns included; a
+    :class:`~unilab_envs.config.ConfigError` where the task has none, naming ``option`` and ``fix``."""
     task = getattr(env.unwrapped, "task", None)
     try:
         mirror = task.mirror
     except (AttributeError, ValueError) as e:
         from .config import ConfigError
-        raise ConfigError(f"algo.symmetry_coef: {cfg.task} has no left/right mirror map ({e}); set it to 0") from None
+        raise ConfigError(f"{option}: {task_id} has no left/right mirror map ({e}); {fix}") from None
     extend = getattr(env, "extend_mirror", None)  # an obs_history: its columns mirror as their groups do
     return mirror if extend is None else extend(mirror)
 
@@ -155,6 +161,8 @@ class Runner:
         if any(env_dims(e) != self.dims for e in self.envs[1:]):
             raise ValueError("the envs of one run must have the same observation, action and privileged sizes")
         mirror = task_mirror(self.envs[0], cfg)
+        if cfg.policy.mirror_average:  # refused now, not when the run is evaluated
+            env_mirror(self.envs[0], cfg.task, "policy.mirror_average", "set it to false")
         if dist is None:
             self.algo = build_learner(self.dims, cfg, self.device, mirror=mirror)
         else:
