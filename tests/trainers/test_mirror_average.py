@@ -43,9 +43,9 @@ def test_it_is_equivariant_whatever_the_normalizer():
 def test_a_go1_run_trains_the_same_and_its_policy_onnx_and_eval_are_symmetric(tmp_path):
     """Same seed with the flag off and on: identical weights (the flag does not enter training); the
     flagged run's loaded policy is exactly its mirror image on real Go1 observations, and its ONNX agrees."""
-    import gymnasium as gym
     import onnxruntime as ort
 
+    from tests.trainers.go1_states import go1_observations
     from trainers.ppo.evaluate import export_onnx, load_policy
 
     def train(flag):
@@ -61,14 +61,7 @@ def test_a_go1_run_trains_the_same_and_its_policy_onnx_and_eval_are_symmetric(tm
     for name, tensor in weights[0].items():
         assert torch.equal(tensor, weights[1][name]), name
 
-    env = gym.make_vec("UniLab/Go1Joystick-v0", num_envs=32, num_threads=1)
-    mirror = env.unwrapped.task.mirror
-    obs, _ = env.reset(seed=1)
-    rng = np.random.default_rng(0)
-    for _ in range(10):
-        obs, *_ = env.step(rng.uniform(-1, 1, (32, 12)).astype(np.float32))
-    env.close()
-    obs = obs.astype(np.float32)
+    obs, mirror = go1_observations(32)
     mirrored_obs = mirror.observation(obs).astype(np.float32)
 
     base, _, _ = load_policy(plain / "checkpoint.pt")

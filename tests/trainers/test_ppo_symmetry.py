@@ -50,17 +50,10 @@ def test_go1_actor_becomes_more_symmetric_with_the_loss(tmp_path):
     same Go1 observations, is several times lower with the loss; the loss is logged."""
     import csv
 
-    import gymnasium as gym
-
+    from tests.trainers.go1_states import go1_observations
     from trainers.ppo.evaluate import load_policy
 
-    env = gym.make_vec("UniLab/Go1Joystick-v0", num_envs=64, num_threads=1)
-    mirror = env.unwrapped.task.mirror
-    obs, _ = env.reset(seed=1)
-    rng = np.random.default_rng(0)
-    for _ in range(10):
-        obs, *_ = env.step(rng.uniform(-1, 1, (64, 12)).astype(np.float32))
-    env.close()
+    obs, mirror = go1_observations(64)
 
     def mirror_error(coef):
         out = tmp_path / f"c{coef}"
