@@ -110,8 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--no-video", action="store_true", help=argparse.SUPPRESS)  # the old opt-out; now the default
     e.add_argument("--no-progress", action="store_true", help="no progress bar while filming")
     e.add_argument("--device", default="cpu", help="policy device: cpu (default), cuda, cuda:1")
-    e.add_argument("--seed", type=int, default=12345, help="seed of the evaluation envs (default 12345): env i gets SEED + i, so two evaluations whose "
-                        "seeds differ by less than --num-envs share most of their episodes")
+    e.add_argument("--seed", type=int, default=12345,
+                   help="seed of the evaluation envs (default 12345): env i gets SEED + i, so two evaluations "
+                        "whose seeds differ by less than --num-envs share most of their episodes")
     e.add_argument("--commands", type=float, nargs="+", metavar="VX",
                    help="joystick tasks, bundled PPO: also hold each forward-speed command (m/s) for 10 s on 32 "
                         "envs and print the measured speed, yaw rate and falls, e.g. --commands 0.3 0.6 1.0")

@@ -37,8 +37,8 @@ def load_policy(checkpoint: str | Path, device: str = "cpu") -> tuple[InferenceP
         algo.obs_normalizer.load_state_dict(ckpt["algo"]["obs_normalizer"])
     except (RuntimeError, KeyError) as e:
         raise CheckpointError(f"checkpoint {checkpoint} has inconsistent weights: {str(e).splitlines()[0]}") from None
-    policy = InferencePolicy(algo.obs_normalizer, algo.policy.actor, _mirror(cfg) if cfg.policy.mirror_average else None)
-    return policy.eval(), cfg, ckpt
+    mirror = _mirror(cfg) if cfg.policy.mirror_average else None
+    return InferencePolicy(algo.obs_normalizer, algo.policy.actor, mirror).eval(), cfg, ckpt
 
 
 def _mirror(cfg: TrainConfig):

@@ -120,6 +120,24 @@ class ActorCritic(nn.Module):
         return mean + noise * torch.exp(self.log_std), mean
 
 
+class TorchMirror(nn.Module):
+    """A task's mirror map (``obs_perm``, ``obs_sign``, ``act_perm``, ``act_sign`` arrays) as tensors:
+    ``x[..., perm] * sign`` on observations and on actions, each its own inverse."""
+
+    def __init__(self, mirror):
+        super().__init__()
+        self.register_buffer("obs_perm", torch.as_tensor(mirror.obs_perm, dtype=torch.long))
+        self.register_buffer("obs_sign", torch.as_tensor(mirror.obs_sign, dtype=torch.float32))
+        self.register_buffer("act_perm", torch.as_tensor(mirror.act_perm, dtype=torch.long))
+        self.register_buffer("act_sign", torch.as_tensor(mirror.act_sign, dtype=torch.float32))
+
+    def observation(self, obs: torch.Tensor) -> torch.Tensor:
+        return obs[..., self.obs_perm] * self.obs_sign
+
+    def action(self, actions: torch.Tensor) -> torch.Tensor:
+        return actions[..., self.act_perm] * self.act_sign
+
+
 class InferencePolicy(nn.Module):
     """Deterministic deployed policy: raw observation -> normalized -> action mean (for ONNX).
 
@@ -135,12 +153,7 @@ class InferencePolicy(nn.Module):
         self.register_buffer("mean", normalizer.mean.detach().float().clone())
         self.register_buffer("inv_std", torch.rsqrt(normalizer.var.detach() + normalizer.eps).float().clone())
         self.actor = actor
-        self.mirrored = mirror is not None
-        if self.mirrored:
-            self.register_buffer("obs_perm", torch.as_tensor(mirror.obs_perm, dtype=torch.long))
-            self.register_buffer("obs_sign", torch.as_tensor(mirror.obs_sign, dtype=torch.float32))
-            self.register_buffer("act_perm", torch.as_tensor(mirror.act_perm, dtype=torch.long))
-            self.register_buffer("act_sign", torch.as_tensor(mirror.act_sign, dtype=torch.float32))
+        self.mirror = None if mirror is None else TorchMirror(mirror)
 
     def _mean(self, obs: torch.Tensor) -> torch.Tensor:
         if self.enabled:
@@ -148,7 +161,6 @@ class InferencePolicy(nn.Module):
         return self.actor(obs)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        if not self.mirrored:
+        if self.mirror is None:
             return self._mean(obs)
-        mirrored = self._mean(obs[..., self.obs_perm] * self.obs_sign)[..., self.act_perm] * self.act_sign
-        return 0.5 * (self._mean(obs) + mirrored)
+        return 0.5 * (self._mean(obs) + self.mirror.action(self._mean(self.mirror.observation(obs))))

@@ -17,7 +17,7 @@ from __future__ import annotations
 import torch
 
 from .losses import masked_mean
-from .models import EmpiricalNormalizer
+from .models import EmpiricalNormalizer, TorchMirror
 
 
 class SymmetryLoss:
@@ -28,23 +28,20 @@ class SymmetryLoss:
 
     def __init__(self, mirror, coef: float, device: torch.device):
         self.coef = float(coef)
-        self.obs_perm = torch.as_tensor(mirror.obs_perm, dtype=torch.long, device=device)
-        self.obs_sign = torch.as_tensor(mirror.obs_sign, dtype=torch.float32, device=device)
-        self.act_perm = torch.as_tensor(mirror.act_perm, dtype=torch.long, device=device)
-        self.act_sign = torch.as_tensor(mirror.act_sign, dtype=torch.float32, device=device)
+        self.mirror = TorchMirror(mirror).to(device)
 
     def mirror_normalized(self, normalizer: EmpiricalNormalizer, obs_n: torch.Tensor) -> torch.Tensor:
         """``normalize(m(denormalize(obs_n)))`` for normalized observations ``[B, O]``."""
         if not normalizer.enabled:
-            return obs_n[:, self.obs_perm] * self.obs_sign
+            return self.mirror.observation(obs_n)
         mean = normalizer.mean.to(obs_n.dtype)
         std = torch.sqrt(normalizer.var + normalizer.eps).to(obs_n.dtype)
         raw = obs_n * std + mean
-        return normalizer.normalize(raw[:, self.obs_perm] * self.obs_sign)
+        return normalizer.normalize(self.mirror.observation(raw))
 
     def __call__(self, policy, normalizer: EmpiricalNormalizer, obs_n: torch.Tensor, mean: torch.Tensor,
                  mask: torch.Tensor | None) -> torch.Tensor:
         """The mirror loss of one minibatch (unscaled; the caller weighs it with ``coef``)."""
         mirrored = policy.action_mean(self.mirror_normalized(normalizer, obs_n)).float()
-        target = mean.detach()[:, self.act_perm] * self.act_sign
+        target = self.mirror.action(mean.detach())
         return masked_mean((mirrored - target).square().sum(-1), mask)
