@@ -30,9 +30,11 @@ def linear_learning_rate(base: float, progress: float) -> float:
 class PPO:
     def __init__(self, policy: ActorCritic, obs_normalizer: EmpiricalNormalizer,
                  critic_normalizer: EmpiricalNormalizer | None, cfg: AlgoConfig, device: torch.device,
-                 symmetry=None):
+                 symmetry=None, averaged_mean=None):
         self.policy, self.cfg, self.device = policy, cfg, torch.device(device)
         self.symmetry = symmetry  # a SymmetryLoss (trainers.ppo.symmetry) when algo.symmetry_coef > 0
+        # a MirrorAveragedMean (trainers.ppo.symmetry) when policy.symmetric_actor: the Gaussian's mean
+        self.averaged_mean = averaged_mean
         self.obs_normalizer = obs_normalizer
         self.critic_normalizer = critic_normalizer
         self.amp_device = amp_device_type(cfg.amp, self.device)  # None: float32 (trainers.ppo.mixed_precision)
@@ -68,11 +70,17 @@ class PPO:
             return obs_n, obs_n
         return obs_n, self.critic_normalizer(critic_obs)
 
+    def action_mean(self, obs_n: torch.Tensor) -> torch.Tensor:
+        """The Gaussian policy's mean for normalized observations (call under :meth:`autocast`)."""
+        if self.averaged_mean is None:
+            return self.policy.action_mean(obs_n)
+        return self.averaged_mean(self.policy, self.obs_normalizer, obs_n)
+
     @torch.no_grad()
     def act(self, obs_n: torch.Tensor, critic_n: torch.Tensor, generator: torch.Generator | None):
         """Sample actions for normalized inputs: ``(actions, means, log_probs, values)``."""
         with self.autocast():
-            mean = self.policy.action_mean(obs_n)
+            mean = self.action_mean(obs_n)
             value = self.policy.value(critic_n)
         mean, value = mean.float(), value.float()
         log_std = self.policy.log_std
@@ -155,7 +163,7 @@ class PPO:
         """``(loss, kl, stats [6])`` of one minibatch: stats are policy, value, entropy, KL, clip fraction, symmetry."""
         cfg = self.cfg
         with self.autocast():
-            mean = self.policy.action_mean(mb.obs)
+            mean = self.action_mean(mb.obs)
             values = self.policy.value(mb.critic_obs)
         mean, values = mean.float(), values.float()
         log_std = self.policy.log_std

@@ -52,6 +52,9 @@ class PolicyConfig:
     # mirror image of its mean on the mirrored observation: exactly left/right symmetric, so a straight
     # command gets no yaw drift. Tasks with a mirror map only; training's stochastic policy is unchanged
     mirror_average: bool = False
+    # training's Gaussian mean is that same average (trainers.ppo.symmetry.MirrorAveragedMean), so PPO
+    # optimizes the action that is deployed rather than one whose average is deployed; needs mirror_average
+    symmetric_actor: bool = False
 
     def __post_init__(self) -> None:
         require(len(self.actor_hidden) > 0 and all(h > 0 for h in self.actor_hidden),
@@ -64,6 +67,9 @@ class PolicyConfig:
         require(self.max_std is None or self.max_std >= self.init_std,
                f"policy.max_std must be >= policy.init_std ({self.init_std}) or null, got {self.max_std}")
         require(self.obs_clip > 0, f"policy.obs_clip must be > 0, got {self.obs_clip}")
+        require(self.mirror_average or not self.symmetric_actor,
+               "policy.symmetric_actor trains the mirror-averaged mean, which only policy.mirror_average deploys: "
+               "set policy.mirror_average: true as well")
 
 
 ACTIVATIONS = ("elu", "tanh", "relu", "silu")

@@ -91,8 +91,9 @@ def build_learner(dims, cfg: TrainConfig, device: torch.device, make_algo=PPO, m
     """Policy, normalizers and PPO for the given env dims (initialized from ``cfg.seed``).
 
     ``make_algo``: the PPO class (or a factory with its signature), e.g. a data-parallel one.
-    ``mirror``: the task's mirror map; with ``algo.symmetry_coef > 0`` the PPO gets the mirror loss
-    (training passes :func:`task_mirror`, which refuses a task without a map).
+    ``mirror``: the task's mirror map; with ``algo.symmetry_coef > 0`` the PPO gets the mirror loss,
+    with ``policy.symmetric_actor`` the mirror-averaged mean (training passes :func:`task_mirror`, which
+    refuses a task without a map).
     """
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(cfg.seed)
@@ -101,16 +102,21 @@ def build_learner(dims, cfg: TrainConfig, device: torch.device, make_algo=PPO, m
     obs_norm = EmpiricalNormalizer(dims.obs, cfg.policy.obs_clip, enabled=cfg.policy.obs_normalization).to(device)
     critic_norm = (EmpiricalNormalizer(dims.privileged, cfg.policy.obs_clip, enabled=cfg.policy.obs_normalization)
                    .to(device) if dims.privileged else None)
-    symmetry = None
-    if cfg.algo.symmetry_coef > 0 and mirror is not None:  # without a map (evaluation, export): no mirror loss
-        from .symmetry import SymmetryLoss
-        symmetry = SymmetryLoss(mirror, cfg.algo.symmetry_coef, device)
-    return make_algo(policy, obs_norm, critic_norm, cfg.algo, device, symmetry=symmetry)
+    symmetry = averaged_mean = None
+    if mirror is not None:  # without a map (evaluation, export): neither, the deployed actor averages itself
+        from .symmetry import MirrorAveragedMean, SymmetryLoss
+        if cfg.algo.symmetry_coef > 0:
+            symmetry = SymmetryLoss(mirror, cfg.algo.symmetry_coef, device)
+        if cfg.policy.symmetric_actor:
+            averaged_mean = MirrorAveragedMean(mirror, device)
+    return make_algo(policy, obs_norm, critic_norm, cfg.algo, device, symmetry=symmetry, averaged_mean=averaged_mean)
 
 
 def task_mirror(env: gym.vector.VectorEnv, cfg: TrainConfig):
-    """The env's task mirror map when ``algo.symmetry_coef > 0`` (``None`` otherwise); a
-    :class:`~unilab_envs.config.ConfigError` names the task that has none."""
+    """The env's task mirror map when ``algo.symmetry_coef > 0`` or ``policy.symmetric_actor`` (``None``
+    otherwise); a :class:`~unilab_envs.config.ConfigError` names the task that has none."""
+    if cfg.policy.symmetric_actor:
+        return env_mirror(env, cfg.task, "policy.symmetric_actor", "set it to false")
     if cfg.algo.symmetry_coef <= 0:
         return None
     return env_mirror(env, cfg.task, "algo.symmetry_coef", "set it to 0")

@@ -20,6 +20,33 @@ from .losses import masked_mean
 from .models import EmpiricalNormalizer, TorchMirror
 
 
+def mirror_normalized(mirror: TorchMirror, normalizer: EmpiricalNormalizer, obs_n: torch.Tensor) -> torch.Tensor:
+    """``normalize(m(denormalize(obs_n)))`` for normalized observations ``[B, O]``."""
+    if not normalizer.enabled:
+        return mirror.observation(obs_n)
+    mean = normalizer.mean.to(obs_n.dtype)
+    std = torch.sqrt(normalizer.var + normalizer.eps).to(obs_n.dtype)
+    raw = obs_n * std + mean
+    return normalizer.normalize(mirror.observation(raw))
+
+
+class MirrorAveragedMean:
+    """``MirrorAveragedMean(mirror, device)(policy, normalizer, obs_n)`` -> ``[B, A]``: the Gaussian
+    mean ``(actor(o) + m(actor(m(o)))) / 2`` of normalized observations (``policy.symmetric_actor``).
+
+    It is the deployed action of ``policy.mirror_average`` (trainers.ppo.models.InferencePolicy), so
+    with it PPO samples around, and optimizes, the action the robot will get; the mean is exactly
+    its own mirror image (up to the normalizer's clipping), which makes a mirror loss vanish.
+    """
+
+    def __init__(self, mirror, device: torch.device):
+        self.mirror = TorchMirror(mirror).to(device)
+
+    def __call__(self, policy, normalizer: EmpiricalNormalizer, obs_n: torch.Tensor) -> torch.Tensor:
+        mirrored = policy.action_mean(mirror_normalized(self.mirror, normalizer, obs_n))
+        return 0.5 * (policy.action_mean(obs_n) + self.mirror.action(mirrored))
+
+
 class SymmetryLoss:
     """``SymmetryLoss(mirror, coef, device)(policy, normalizer, obs_n, mean, mask)`` -> scalar loss.
 
@@ -30,18 +57,9 @@ class SymmetryLoss:
         self.coef = float(coef)
         self.mirror = TorchMirror(mirror).to(device)
 
-    def mirror_normalized(self, normalizer: EmpiricalNormalizer, obs_n: torch.Tensor) -> torch.Tensor:
-        """``normalize(m(denormalize(obs_n)))`` for normalized observations ``[B, O]``."""
-        if not normalizer.enabled:
-            return self.mirror.observation(obs_n)
-        mean = normalizer.mean.to(obs_n.dtype)
-        std = torch.sqrt(normalizer.var + normalizer.eps).to(obs_n.dtype)
-        raw = obs_n * std + mean
-        return normalizer.normalize(self.mirror.observation(raw))
-
     def __call__(self, policy, normalizer: EmpiricalNormalizer, obs_n: torch.Tensor, mean: torch.Tensor,
                  mask: torch.Tensor | None) -> torch.Tensor:
         """The mirror loss of one minibatch (unscaled; the caller weighs it with ``coef``)."""
-        mirrored = policy.action_mean(self.mirror_normalized(normalizer, obs_n)).float()
+        mirrored = policy.action_mean(mirror_normalized(self.mirror, normalizer, obs_n)).float()
         target = self.mirror.action(mean.detach())
         return masked_mean((mirrored - target).square().sum(-1), mask)
