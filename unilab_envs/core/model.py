@@ -84,7 +84,10 @@ def free_joint_of(model: mujoco.MjModel, body: str) -> tuple[int, int]:
 #
 #     gear = 1, gain = kp, bias = [0, -kp, -kd]          =>  tau = p = kp (ctrl - q) - kd dq/dt
 #     forcerange = the motor's joint-torque range: gear * gain * ctrlrange, intersected with
-#                  gear * forcerange (each sorted; unlimited when the motor has neither)
+#                  gear * forcerange (each sorted) and the joint's actuatorfrcrange; a motor with
+#                  none of the three is refused (an unlimited servo would ask for any torque, and
+#                  the safety guard's torque limit would be infinite). Unitree's own G1 MJCF
+#                  declares its <motor>s so, with the limits on the joints (actuatorfrcrange).
 #     ctrlrange  = the joint's range (unlimited for an unlimited joint)
 #     armature, damping (actuator-space, reflected by gear^2 at the joint) *= gear^2
 #
@@ -190,18 +193,28 @@ def motor_torque_range(model: mujoco.MjModel, actuator: int) -> tuple[float, flo
     """The joint torque (force, on a slide joint) range of a torque actuator; ``None`` when unlimited.
 
     ``gear * gain * ctrlrange`` (when ctrl-limited) intersected with ``gear * forcerange``
-    (when force-limited), each sorted (a negative gear flips a range).
+    (when force-limited), each sorted (a negative gear flips a range), and with the joint's
+    ``actuatorfrcrange`` (when the joint has one: MuJoCo clamps the joint's actuator force to it).
     """
     a = int(actuator)
     gear, gain = float(model.actuator_gear[model.actuator_outadr[a], 0]), float(model.actuator_gainprm[a, 0])
     low, high, limited = -np.inf, np.inf, False
-    c = int(model.actuator_ctrladr[a])
+    c, joint = int(model.actuator_ctrladr[a]), int(model.actuator_trnid[a, 0])
     for on, scale, bounds in ((model.actuator_ctrllimited[c], gear * gain, model.actuator_ctrlrange[c]),
-                              (model.actuator_forcelimited[a], gear, model.actuator_forcerange[a])):
+                              (model.actuator_forcelimited[a], gear, model.actuator_forcerange[a]),
+                              (model.jnt_actfrclimited[joint], 1.0, model.jnt_actfrcrange[joint])):
         if on:
             lo, hi = sorted(scale * np.asarray(bounds, dtype=np.float64))
             low, high, limited = max(low, lo), min(high, hi), True
     return (float(low), float(high)) if limited else None
+
+
+def unlimited_motor_message(model: mujoco.MjModel, actuator: int) -> str:
+    """The one line that refuses a ``<motor>`` with no torque limit anywhere: what is missing and the keywords."""
+    joint = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, int(model.actuator_trnid[int(actuator), 0]))
+    return (f"actuator {actuator_name(model, actuator)!r} is a <motor> with no torque limit (no forcerange or "
+            f"ctrlrange, and its joint {joint!r} has no actuatorfrcrange), so its servo could ask for any torque; "
+            f"set forcerange=\"-T T\" on the motor or actuatorfrcrange=\"-T T\" on joint {joint!r} (N m)")
 
 
 def motor_to_servo(model: mujoco.MjModel, actuator: int, kp: float, kd: float) -> None:
@@ -228,9 +241,10 @@ def servo_joint_actuators(model: mujoco.MjModel, actuator_ids, kp, kd, *, gains:
     """Make every actuator in ``actuator_ids`` a position servo on its joint; their kinds, in order.
 
     Position actuators stay as the model has them (:data:`POSITION`); torque actuators
-    become PD servos with ``kp[i]``, ``kd[i]`` and the motor's torque limits (:data:`MOTOR`,
-    changed in place, then ``mj_setConst``); anything else raises ``ValueError`` naming the
-    actuator, its type and what is supported. ``kp`` / ``kd`` hold one value per actuator
+    become PD servos with ``kp[i]``, ``kd[i]`` and the motor's torque limits
+    (:func:`motor_torque_range`: its own, else its joint's ``actuatorfrcrange``; :data:`MOTOR`,
+    changed in place, then ``mj_setConst``); a torque actuator with no limit at all, and
+    anything else, raise ``ValueError`` naming the actuator and what to change. ``kp`` / ``kd`` hold one value per actuator
     (``gains`` names them in the messages: the task's config keys).
     """
     ids = [int(a) for a in np.asarray(actuator_ids).ravel()]
@@ -239,6 +253,9 @@ def servo_joint_actuators(model: mujoco.MjModel, actuator_ids, kp, kd, *, gains:
         raise ConfigError(f"{gains} need one gain per driven joint ({len(ids)}, in action order), got {kp.size} and {kd.size}")
     require_gains(kp.tolist(), kd.tolist(), gains)
     kinds = tuple(actuator_kind(model, a) for a in ids)  # refuse before changing anything
+    for a, kind in zip(ids, kinds):
+        if kind == MOTOR and motor_torque_range(model, a) is None:
+            raise ValueError(unlimited_motor_message(model, a))
     if MOTOR not in kinds:
         return kinds
     for i, (a, kind) in enumerate(zip(ids, kinds)):
