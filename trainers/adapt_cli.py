@@ -1,8 +1,8 @@
 """``unilab adapt RUN --sim2real PROFILE``'s options and entry point (the rounds: :mod:`trainers.ppo.adapt`).
 
     unilab adapt policies/go1_joystick_real --out runs/adapt_wet \\
-        --sim2real "{extends: go1_real, domain_randomization: {friction: [0.2, 0.4]}}" \\
-        --rounds 6 --steps-per-round 500000 --eval-episodes 64
+        --sim2real "{extends: go1_real, domain_randomization: {friction: [0.1, 0.3]}}" \\
+        --rounds 6 --steps-per-round 500000 --eval-episodes 64 --report-seed 23456
     unilab adapt runs/ur5 --sim2real ur5_real --patience 2 algo.learning_rate=3e-4
 
 Mistakes (a missing run, ``--out`` the run itself, an unknown config key, a profile for
@@ -18,16 +18,19 @@ from pathlib import Path
 
 DESCRIPTION = ("Fine-tune a trained bundled-PPO policy (a run folder, a shipped policy folder or a checkpoint) in "
                "rounds under shifted dynamics, with a safety fuse. Before the first round and after each one, the "
-               "deterministic policy is scored on the same held-out episodes (--eval-seed) under the shifted "
-               "profile; the best weights are kept, and after --patience consecutive rounds more than --tolerance "
-               "(relative) below the best the fuse rolls back to the best and stops. Writes a NEW folder (--out): "
-               "adapt_log.csv, adapt_curve.png, best/ (the kept policy as a run folder) and train/ (the rounds' "
-               "training run). The source run is only read.")
+               "deterministic policy is scored on the same held-out episodes (the selection set, --eval-seed) under "
+               "the shifted profile; the best weights are kept, and after --patience consecutive rounds more than "
+               "--tolerance (relative) below the best the fuse rolls back to the best and stops. The source and the "
+               "kept policy are also scored on a second, disjoint set of held-out episodes that chooses nothing "
+               "(the report set, --report-seed): the before/after to quote, since the selection set's best is the "
+               "maximum of several noisy scores. Writes a NEW folder (--out): adapt_log.csv, adapt_curve.png, best/ "
+               "(the kept policy as a run folder) and train/ (the rounds' training run). The source run is only read.")
 
 EPILOG = ("overrides: key=value pairs on the source run's config, as for `unilab train`, e.g. "
           "algo.learning_rate=3e-4 algo.schedule=fixed. metric (--metric auto picks the first the task reports): "
           "success = success rate; tracking = (1 - fall rate) x planar velocity tracking share; return = mean "
-          "episode return")
+          "episode return. walks (joystick tasks, printed and logged): the share of episodes that neither fell "
+          "nor tracked below 80% of the maximum")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -50,8 +53,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--eval-episodes", type=positive_int, default=d.eval_episodes,
                    help=f"held-out episodes scored before the first round and after each (default {d.eval_episodes})")
     p.add_argument("--eval-seed", type=int, default=d.eval_seed,
-                   help=f"seed of the evaluation envs, fixed across rounds and apart from the training envs' "
-                        f"(default {d.eval_seed}, as `unilab eval`)")
+                   help=f"seed of the selection set's envs (row i: seed + i), fixed across rounds and apart from "
+                        f"the training envs' (default {d.eval_seed}, as `unilab eval`)")
+    p.add_argument("--report-seed", type=int, default=d.report_seed,
+                   help=f"seed of the report set's envs, apart from the selection set's and the training envs' "
+                        f"(default {d.report_seed})")
+    p.add_argument("--report-episodes", type=positive_int,
+                   help="held-out episodes of the report set (default: --eval-episodes)")
     p.add_argument("--metric", choices=METRICS, default=d.metric,
                    help="the score (default auto: success, else tracking, else return)")
     p.add_argument("--patience", type=positive_int, default=d.patience,
@@ -82,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         settings = ad.AdaptConfig(rounds=args.rounds, steps_per_round=args.steps_per_round,
                                   eval_episodes=args.eval_episodes, patience=args.patience,
-                                  tolerance=args.tolerance, metric=args.metric, eval_seed=args.eval_seed)
+                                  tolerance=args.tolerance, metric=args.metric, eval_seed=args.eval_seed,
+                                  report_seed=args.report_seed, report_episodes=args.report_episodes)
         source = find_run(args.run, "adapt")
         if source.kind != "ppo":
             raise UsageError(f"{args.run} is an SB3 run; adapt fine-tunes bundled-PPO runs (unilab train --algo ppo)")
@@ -98,8 +107,10 @@ def run(args: argparse.Namespace) -> int:
     except (RunError, UsageError, ConfigError, CheckpointError) as e:
         return _fail("adapt", e)
     print(f"adapting {source.path} -> {out}: {settings.rounds} round(s) of {ad.round_steps(cfg, settings)} steps "
-          f"under sim2real {_profile_text(cfg.sim2real)}; {settings.eval_episodes} held-out episodes (seed "
-          f"{settings.eval_seed}); fuse: patience {settings.patience}, tolerance {settings.tolerance:.0%}", flush=True)
+          f"under sim2real {_profile_text(cfg.sim2real)}; held-out episodes: {settings.eval_episodes} to choose the "
+          f"best round (selection set, seed {settings.eval_seed}), {settings.report_count} to report it (report set, "
+          f"seed {settings.report_seed}); fuse: patience {settings.patience}, tolerance {settings.tolerance:.0%}",
+          flush=True)
     from trainers.ppo.faults import TrainingFault
 
     try:

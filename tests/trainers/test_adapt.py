@@ -110,6 +110,21 @@ def test_sim2real_argument_and_eval_seeds():
         check_seeds(cfg, AdaptConfig(eval_seed=12))
 
 
+def test_the_report_set_must_be_disjoint_from_the_selection_set_and_the_training_envs():
+    cfg = load_config(POINT_REACH_ID, overrides=["num_envs=8", "seed=10"])  # rows: training 10..17
+    check_seeds(cfg, AdaptConfig(eval_seed=18, report_seed=26))  # selection 18..25, report 26..33
+    check_seeds(cfg, AdaptConfig(eval_seed=18, report_seed=2, eval_episodes=4))  # report 2..9
+    with pytest.raises(ConfigError, match=r"--report-seed 25: the report set's seeds 25..32 overlap the selection set's 18..25"):
+        check_seeds(cfg, AdaptConfig(eval_seed=18, report_seed=25))
+    with pytest.raises(ConfigError, match=r"--report-seed 3: the report set's seeds 3..10 overlap the training envs'"):
+        check_seeds(cfg, AdaptConfig(eval_seed=18, report_seed=3))
+    # the rows evaluate() builds: min(num_envs, episodes)
+    with pytest.raises(ConfigError, match="overlap the selection set's"):
+        check_seeds(cfg, AdaptConfig(eval_seed=18, report_seed=21, report_episodes=2))
+    check_seeds(cfg, AdaptConfig(eval_seed=18, report_seed=21, eval_episodes=3, report_episodes=2))
+    assert AdaptConfig(eval_episodes=32).report_count == 32 and AdaptConfig(report_episodes=8).report_count == 8
+
+
 def test_a_shifted_profile_keeps_the_critic_inputs_of_the_run_unless_it_sets_them():
     trained = {"extends": "go1_real", "privileged_critic": True, "random_push": {"interval_s": [2.0, 5.0]}}
     wet = {"extends": "go1_real", "domain_randomization": {"friction": [0.2, 0.4]}}
@@ -156,6 +171,7 @@ def sources(tmp_path_factory):
     (["--out", "{new}", "--bogus"], "unrecognized arguments: --bogus"),
     (["--out", "{new}", "--tolerance", "1.5"], "tolerance must be in [0, 1)"),
     (["--out", "{new}", "--eval-seed", "3"], "overlap the training envs'"),
+    (["--out", "{new}", "--report-seed", "12350"], "overlap the selection set's 12345..12352"),
 ])
 def test_cli_refuses_bad_input_before_writing(sources, tmp_path, capsys, args, expected):
     src = sources / "weak"
@@ -203,6 +219,32 @@ def test_adaptation_improves_a_weak_policy_and_writes_log_curve_and_best_run(sou
     assert run(["eval", str(out / "best"), "--episodes", "64"]) == 0
     assert f"success {best:.1%}" in capsys.readouterr().out
     assert run(["export", str(out / "best"), "--out", str(tmp_path / "p.onnx")]) == 0
+    check_report_set(rows, text, src, out, best_round)
+
+
+def check_report_set(rows, text, src, out, best_round):
+    """The source and the kept policy were scored on a second set of episodes, disjoint from the one that
+    chose the round (seeds in the log and printed), and those numbers are what evaluating them there gives."""
+    select, report = AdaptConfig().eval_seed, AdaptConfig().report_seed
+    assert {r["eval_seed"] for r in rows} == {str(select)} and {r["eval_episodes"] for r in rows} == {"64"}
+    scored = [r for r in rows if r["report_seed"]]
+    assert [int(r["round"]) for r in scored] == sorted({0, best_round})
+    assert {r["report_seed"] for r in scored} == {str(report)} and {r["report_episodes"] for r in scored} == {"64"}
+    assert not set(range(select, select + 8)) & set(range(report, report + 8))  # 8 eval env rows each
+    assert all(r["report_metric"] == "" for r in rows if r not in scored)
+    assert f"selection set, seed {select}" in text and f"report set, seed {report}" in text
+    assert f"report set (64 episodes from seed {report}, not used to choose), before (the source)" in text
+    assert f"after (best/, round {best_round})" in text
+    before, after = rows[0], rows[best_round]
+    assert (f"on the report set (64 episodes from seed {report}, disjoint from the selection set's): success "
+            f"{float(before['report_metric']):.1%} -> {float(after['report_metric']):.1%}") in text
+    # the report set's numbers are what evaluating there gives: after = best/, before = the source
+    again = evaluate(out / "best", episodes=64, seed=report, progress=False)
+    assert score(again, "success") == pytest.approx(float(after["report_metric"]), abs=1e-6)
+    source = evaluate(src, episodes=64, seed=report, progress=False, sim2real=None)
+    assert score(source, "success") == pytest.approx(float(before["report_metric"]), abs=1e-6)
+    # they differ from the selection set's scores of the same weights: other episodes
+    assert (before["report_metric"], after["report_metric"]) != (before["metric"], after["metric"])
 
 
 def test_the_same_rounds_without_learning_do_not_improve(sources, tmp_path):

@@ -27,3 +27,11 @@ def test_a_joystick_task_says_terminated_and_planar_velocity_tracking():
     assert line == ("episodes 64  return 59.293 +- 5.631  length 988.8  terminated 1.6%  "
                     "planar velocity tracking 96.5% of max")
     assert "forward" not in line and "success" not in line and "ended early" not in line
+
+
+def test_a_walk_is_an_episode_that_neither_fell_nor_tracked_below_the_threshold():
+    r = result(tracking_share=0.85, episode_falls=(False, False, True, False),
+               episode_tracking=(0.95, 0.79, 0.99, 0.80))
+    assert r.walk_rate() == 0.5  # 0.79 tracked too little; the fall does not count whatever it tracked
+    assert r.walk_rate(0.7) == 0.75
+    assert result(success_rate=1.0).walk_rate() is None  # no tracking share: not a joystick task

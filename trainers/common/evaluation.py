@@ -36,6 +36,9 @@ __all__ = ["EvalResult", "episodes_per_env", "run_episodes", "video_fps"]
 
 #: ``obs (N, *obs_shape) -> actions (N, *act_shape)``: the deterministic policy, raw observations in
 ActionFn = Callable[[np.ndarray], np.ndarray]
+#: :meth:`EvalResult.walk_rate`'s default: an episode tracking less than 80% of the maximum did not do its
+#: job even upright (the shipped joystick policies track 88-96% on average; tests/trainers/test_shipped_policies.py's floor)
+WALK_TRACKING = 0.8
 
 
 @dataclasses.dataclass
@@ -51,6 +54,19 @@ class EvalResult:
     video: Path | None
     reward_terms: dict = dataclasses.field(default_factory=dict)  # per-step means over the counted episodes
     tracking_share: float | None = None  # joystick tasks: planar (vx, vy) tracking reward / its maximum
+    #: per counted episode, in the order they ended: whether it ended terminated, and (joystick tasks) its
+    #: own tracking share; what :meth:`walk_rate` reads (left out of ``==``: the summary numbers compare)
+    episode_falls: tuple[bool, ...] = dataclasses.field(default=(), compare=False, repr=False)
+    episode_tracking: tuple[float, ...] | None = dataclasses.field(default=None, compare=False, repr=False)
+
+    def walk_rate(self, min_tracking: float = WALK_TRACKING) -> float | None:
+        """Joystick tasks: the share of counted episodes that did not fall and tracked the commanded
+        planar velocity at least ``min_tracking`` of the maximum over the episode (a walk that did its
+        job); ``None`` for tasks without a tracking share."""
+        if self.episode_tracking is None or not self.episode_falls:
+            return None
+        ok = [not fell and share >= min_tracking for fell, share in zip(self.episode_falls, self.episode_tracking)]
+        return float(np.mean(ok))
 
     def summary(self) -> str:
         """One line: return, length, how episodes ended, tracking and success, the video.
@@ -121,6 +137,7 @@ class _Counted:
     terminated: list = dataclasses.field(default_factory=list)
     successes: list = dataclasses.field(default_factory=list)
     term_sums: dict = dataclasses.field(default_factory=dict)
+    episode_terms: list = dataclasses.field(default_factory=list)  # per episode: {term: per-step mean}
 
 
 def _summarize(counted: _Counted, env: gym.vector.VectorEnv, video: Path | None) -> EvalResult:
@@ -129,11 +146,14 @@ def _summarize(counted: _Counted, env: gym.vector.VectorEnv, video: Path | None)
 
     per_step_terms = {k: float(v / max(sum(counted.lengths), 1)) for k, v in counted.term_sums.items()}
     returns = np.asarray(counted.returns)
+    share = tracking_share(env, per_step_terms)
+    episodes = None if share is None else tuple(tracking_share(env, t) for t in counted.episode_terms)
     return EvalResult(episodes=len(returns), mean_return=float(returns.mean()), std_return=float(returns.std()),
                       mean_length=float(np.mean(counted.lengths)),
                       success_rate=float(np.mean(counted.successes)) if counted.successes else None,
                       fall_rate=float(np.mean(counted.terminated)), video=video,
-                      reward_terms=per_step_terms, tracking_share=tracking_share(env, per_step_terms))
+                      reward_terms=per_step_terms, tracking_share=share,
+                      episode_falls=tuple(counted.terminated), episode_tracking=episodes)
 
 
 def run_episodes(env: gym.vector.VectorEnv, act: ActionFn, episodes: int, seed: int,
@@ -191,6 +211,7 @@ def run_episodes(env: gym.vector.VectorEnv, act: ActionFn, episodes: int, seed: 
                         counted.successes.append(bool(success))
                     for k, acc in term_acc.items():
                         counted.term_sums[k] = counted.term_sums.get(k, 0.0) + acc[i]
+                    counted.episode_terms.append({k: float(acc[i]) / max(int(length[i]), 1) for k, acc in term_acc.items()})
             for acc in term_acc.values():
                 acc[done] = 0.0
             seen += done

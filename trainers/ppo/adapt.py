@@ -1,4 +1,5 @@
-"""Online adaptation with a safety fuse: fine-tune a policy in rounds under shifted dynamics.
+"""Fine-tuning in rounds with a safety fuse: adapt a policy to shifted dynamics between rounds of training
+(not while it acts: each round trains, then the policy is scored).
 
 ``unilab adapt RUN --sim2real PROFILE`` (:mod:`trainers.adapt_cli`) calls :func:`adapt`:
 
@@ -15,8 +16,17 @@
    rolls back to the best and stops.
 
 The evaluation is :func:`trainers.ppo.evaluate.evaluate` (deterministic policy, whole
-episodes) with a fixed seed (``eval_seed``, default 12345 as ``unilab eval``'s), whose env
-rows must not overlap the training rows' seeds. The score (``metric``):
+episodes) on two disjoint sets of held-out episodes, neither overlapping the training rows' seeds
+(env row i of a set starts from its seed + i; :func:`check_seeds`):
+
+* the **selection set** (``eval_seed``, default 12345 as ``unilab eval``'s): scored before the first
+  round and after each; the fuse picks the best round on it, so its best score is biased upward
+  (the maximum of several noisy scores of the same episodes);
+* the **report set** (``report_seed``): scored twice, on the source (round 0) and on the kept
+  ``best/`` at the end, never used to choose: the before/after numbers to quote. Both sets' numbers
+  are printed and logged (the ``report_*`` columns, on the round-0 row and the best round's row).
+
+The score (``metric``):
 
 * ``success``: the success rate (tasks that report ``is_success``: reach, grasp);
 * ``tracking``: ``(1 - fall rate) * planar velocity tracking share`` (the joystick tasks): in
@@ -26,7 +36,8 @@ rows must not overlap the training rows' seeds. The score (``metric``):
 
 Output folder (new; never the source run, which is only read)::
 
-    adapt_log.csv      one row per round: round, steps, metric, best, decision, ... (rewritten atomically)
+    adapt_log.csv      one row per round: round, steps, metric, best, decision, ..., the selection set's
+                       seed, and the report set's numbers where it was scored (rewritten atomically)
     adapt_curve.png    score per round vs adaptation steps, the best and the fuse's floor
     best/              the kept policy as a run folder (checkpoint.pt, config.yaml; written atomically):
                        what `unilab eval`, `unilab ship`, `unilab export` and `--init-from` take
@@ -63,7 +74,9 @@ METRICS = ("auto", "success", "tracking", "return")
 LABELS = {"success": "success rate", "tracking": "(1 - fall rate) x tracking share", "return": "mean return"}
 LOG_NAME, CURVE_NAME, BEST_NAME, TRAIN_NAME = "adapt_log.csv", "adapt_curve.png", "best", "train"
 COLUMNS = ("round", "steps", "metric", "best", "decision", "metric_name", "best_round", "bad_streak",
-           "return", "fall_rate", "success_rate", "tracking_share", "wall_s", "note")
+           "return", "fall_rate", "success_rate", "tracking_share", "walk_rate", "wall_s", "note",
+           "eval_seed", "eval_episodes", "report_seed", "report_episodes", "report_metric", "report_return",
+           "report_fall_rate", "report_success_rate", "report_tracking_share", "report_walk_rate")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,7 +89,9 @@ class AdaptConfig:
     patience: int = 3               # consecutive bad rounds that trip the fuse
     tolerance: float = 0.05         # a bad round scores below best - tolerance * |best|
     metric: str = "auto"            # one of METRICS (module docstring)
-    eval_seed: int = 12345          # seed of the evaluation envs (row i: eval_seed + i)
+    eval_seed: int = 12345          # seed of the selection set's envs (row i: eval_seed + i)
+    report_seed: int = 23456        # seed of the report set's envs, disjoint from the selection set's
+    report_episodes: int | None = None  # episodes of the report set (None: eval_episodes)
 
     def __post_init__(self) -> None:
         for name in ("rounds", "steps_per_round", "eval_episodes", "patience"):
@@ -84,6 +99,13 @@ class AdaptConfig:
         require(0 <= self.tolerance < 1, f"tolerance must be in [0, 1) (a fraction of the best score, e.g. "
                                          f"0.05), got {self.tolerance}")
         require(self.metric in METRICS, f"metric must be one of {list(METRICS)}, got {self.metric!r}")
+        require(self.report_episodes is None or self.report_episodes >= 1,
+                f"report-episodes must be >= 1, got {self.report_episodes}")
+
+    @property
+    def report_count(self) -> int:
+        """Episodes of the report set."""
+        return self.eval_episodes if self.report_episodes is None else self.report_episodes
 
 
 @dataclasses.dataclass(frozen=True)
@@ -96,14 +118,22 @@ class Row:
     result: EvalResult | None
     wall_s: float
     note: str = ""
+    eval_seed: int | None = None      # the selection set's seed (the rows scored on it)
+    report: EvalResult | None = None  # the report set's evaluation (round 0 and the kept round only)
+    report_seed: int | None = None
 
     def values(self) -> dict[str, Any]:
-        v, r = self.verdict, self.result
+        v, r, p = self.verdict, self.result, self.report
         return {"round": v.round, "steps": self.steps, "metric": v.metric, "best": v.best,
                 "decision": str(v.decision), "metric_name": self.metric_name, "best_round": v.best_round,
                 "bad_streak": v.bad_streak, "return": r and r.mean_return, "fall_rate": r and r.fall_rate,
                 "success_rate": r and r.success_rate, "tracking_share": r and r.tracking_share,
-                "wall_s": self.wall_s, "note": self.note}
+                "walk_rate": r and r.walk_rate(), "wall_s": self.wall_s, "note": self.note,
+                "eval_seed": r and self.eval_seed, "eval_episodes": r and r.episodes,
+                "report_seed": p and self.report_seed, "report_episodes": p and p.episodes,
+                "report_metric": p and score(p, self.metric_name), "report_return": p and p.mean_return,
+                "report_fall_rate": p and p.fall_rate, "report_success_rate": p and p.success_rate,
+                "report_tracking_share": p and p.tracking_share, "report_walk_rate": p and p.walk_rate()}
 
 
 @dataclasses.dataclass
@@ -120,6 +150,12 @@ class AdaptResult:
     def best(self) -> Row:
         last = self.rows[-1].verdict
         return next(row for row in self.rows if row.verdict.round == last.best_round)
+
+    @property
+    def reported(self) -> tuple[Row, Row] | None:
+        """The report set's before (round 0) and after (the kept round) rows; ``None`` when the kept
+        round was not scored on it (interrupted)."""
+        return (self.rows[0], self.best) if self.best.report is not None else None
 
     @property
     def rolled_back(self) -> bool:
@@ -221,14 +257,17 @@ def round_steps(cfg: TrainConfig, settings: AdaptConfig) -> int:
 
 
 def check_seeds(cfg: TrainConfig, settings: AdaptConfig) -> None:
-    """``ConfigError`` when the evaluation envs' seeds (``eval_seed + i``) overlap the training
-    envs' (``seed + i``): the held-out episodes must be ones training never started."""
-    n_eval = min(cfg.num_envs, settings.eval_episodes)  # what evaluate() builds
-    lo, hi = settings.eval_seed, settings.eval_seed + n_eval
-    if lo < cfg.seed + cfg.num_envs and cfg.seed < hi:
-        raise ConfigError(f"--eval-seed {settings.eval_seed}: the evaluation envs' seeds {lo}..{hi - 1} overlap the "
-                          f"training envs' {cfg.seed}..{cfg.seed + cfg.num_envs - 1}; pick an --eval-seed of at "
-                          f"least {cfg.seed + cfg.num_envs}")
+    """``ConfigError`` when any two of the training envs' seeds (``seed + i``), the selection set's
+    (``eval_seed + i``) and the report set's (``report_seed + i``) overlap: the held-out episodes
+    must be ones training never started, and the report set ones the selection never saw."""
+    train = ("training envs'", "--seed", cfg.seed, cfg.num_envs)
+    select = ("selection set's", "--eval-seed", settings.eval_seed, min(cfg.num_envs, settings.eval_episodes))
+    report = ("report set's", "--report-seed", settings.report_seed, min(cfg.num_envs, settings.report_count))
+    for (name, flag, seed, n), (other, _, other_seed, other_n) in ((select, train), (report, train), (report, select)):
+        if seed < other_seed + other_n and other_seed < seed + n:  # evaluate() builds min(num_envs, episodes) rows
+            raise ConfigError(f"{flag} {seed}: the {name} seeds {seed}..{seed + n - 1} overlap the {other} "
+                              f"{other_seed}..{other_seed + other_n - 1}; pick a {flag} of at least "
+                              f"{other_seed + other_n} (or below {other_seed - n + 1})")
 
 
 # --------------------------------------------------------------------------- the score
@@ -281,7 +320,7 @@ def adapt(cfg: TrainConfig, settings: AdaptConfig, out: str | Path, title: str =
 
     t0 = time.perf_counter()
     _write_start(Path(cfg.init_from), cfg, best_dir)
-    result = _evaluate(best_dir, settings)
+    result = _evaluate(best_dir, settings.eval_episodes, settings.eval_seed)
     try:
         metric = resolve_metric(settings.metric, result)
     except ConfigError:  # known only once the task has run: leave the folder as it was (absent or empty)
@@ -289,8 +328,11 @@ def adapt(cfg: TrainConfig, settings: AdaptConfig, out: str | Path, title: str =
         if not any(out.iterdir()):
             out.rmdir()
         raise
-    row = log.add(Row(fuse.observe(score(result, metric)), 0, metric, result, time.perf_counter() - t0))
+    report = _evaluate(best_dir, settings.report_count, settings.report_seed)
+    row = log.add(Row(fuse.observe(score(result, metric)), 0, metric, result, time.perf_counter() - t0,
+                      eval_seed=settings.eval_seed, report=report, report_seed=settings.report_seed))
     echo(_line(row, settings.rounds, "the source policy"))
+    echo(_report_line(row, "before", "the source"))
     interrupted = False
     for r in range(1, settings.rounds + 1):
         t0 = time.perf_counter()
@@ -310,23 +352,34 @@ def adapt(cfg: TrainConfig, settings: AdaptConfig, out: str | Path, title: str =
             interrupted = True
             echo(f"round {r}/{settings.rounds}: interrupted; the kept policy is round {fuse.best_round} ({best_dir})")
             break
-        result = _evaluate(trained.checkpoint, settings)
+        result = _evaluate(trained.checkpoint, settings.eval_episodes, settings.eval_seed)
         verdict = fuse.observe(score(result, metric))
         if verdict.decision is Decision.KEPT:
             _keep(train_dir, best_dir)
-        row = log.add(Row(verdict, trained.env_steps, metric, result, time.perf_counter() - t0))
+        row = log.add(Row(verdict, trained.env_steps, metric, result, time.perf_counter() - t0,
+                          eval_seed=settings.eval_seed))
         echo(_line(row, settings.rounds))
         if verdict.stop:
             break
+    best = fuse.best_round
+    if not interrupted and best > 0:  # the kept policy on the report set, which chose nothing
+        t0 = time.perf_counter()
+        report = _evaluate(best_dir, settings.report_count, settings.report_seed)
+        kept = log.rows[best]
+        log.replace(best, dataclasses.replace(kept, report=report, report_seed=settings.report_seed,
+                                               wall_s=kept.wall_s + time.perf_counter() - t0))
+    if not interrupted:
+        echo(_report_line(log.rows[best], "after", f"best/, round {best}"))
     return AdaptResult(out, best_dir, log.rows, metric, log.csv, log.curve, interrupted)
 
 
-def _evaluate(checkpoint: Path, settings: AdaptConfig) -> EvalResult:
-    """The held-out evaluation: deterministic, ``eval_episodes`` episodes from ``eval_seed``, on the
-    checkpoint's own env (the shifted profile: every checkpoint scored carries the adaptation config)."""
+def _evaluate(checkpoint: Path, episodes: int, seed: int) -> EvalResult:
+    """A held-out evaluation: deterministic, ``episodes`` episodes from ``seed`` (the selection or the
+    report set), on the checkpoint's own env (the shifted profile: every checkpoint scored carries the
+    adaptation config)."""
     from .evaluate import evaluate
 
-    return evaluate(checkpoint, episodes=settings.eval_episodes, seed=settings.eval_seed, progress=False)
+    return evaluate(checkpoint, episodes=episodes, seed=seed, progress=False)
 
 
 def _write_start(source: Path, cfg: TrainConfig, best_dir: Path) -> None:
@@ -367,6 +420,20 @@ def _line(row: Row, rounds: int, what: str = "") -> str:
     return f"{head}: {name} {got} -> {tail}" + (f" [{row.note}]" if row.note else "")
 
 
+def _report_line(row: Row, when: str, what: str) -> str:
+    """The report set's numbers of ``row`` (round 0: before; the kept round: after)."""
+    p, name = row.report, row.metric_name
+    text = (f"report set ({p.episodes} episodes from seed {row.report_seed}, not used to choose), {when} "
+            f"({what}): {name} {_fmt(score(p, name), name)}")
+    if p.success_rate is None:
+        text += f", falls {p.fall_rate:.1%}"
+    if p.tracking_share is not None:
+        text += f", tracking {p.tracking_share:.1%}, walks {p.walk_rate():.1%}"
+    if p.success_rate is not None:
+        text += f", success {p.success_rate:.1%}"
+    return text + f", return {p.mean_return:.4g}"
+
+
 def _fmt(value: float, metric: str) -> str:
     return f"{value:.1%}" if metric in ("success", "tracking") else f"{value:.4g}"
 
@@ -380,6 +447,13 @@ class _Log:
 
     def add(self, row: Row) -> Row:
         self.rows.append(row)
+        return self._write(row)
+
+    def replace(self, index: int, row: Row) -> Row:
+        self.rows[index] = row
+        return self._write(row)
+
+    def _write(self, row: Row) -> Row:
         _write_text(self.csv, _csv_text([r.values() for r in self.rows]))
         from ..common.plotting import plot_adaptation
 
@@ -405,6 +479,21 @@ def _csv_text(rows: Sequence[Mapping[str, Any]]) -> str:
     return text.getvalue()
 
 
+def _reported(result: AdaptResult) -> list[str]:
+    """The summary's before -> after on the report set (no line when it was not scored)."""
+    if result.reported is None:
+        return []
+    (before, after), name = result.reported, result.metric_name
+    a, b = before.report, after.report
+    text = (f"on the report set ({b.episodes} episodes from seed {after.report_seed}, disjoint from the "
+            f"selection set's): {name} {_fmt(score(a, name), name)} -> {_fmt(score(b, name), name)}")
+    if a.success_rate is None:
+        text += f", falls {a.fall_rate:.1%} -> {b.fall_rate:.1%}"
+    if a.tracking_share is not None:
+        text += f", walks {a.walk_rate():.1%} -> {b.walk_rate():.1%}"
+    return [text]
+
+
 def summary(result: AdaptResult) -> str:
     """What the CLI prints at the end: how it ended and where the kept policy is."""
     best = result.best.verdict
@@ -415,6 +504,7 @@ def summary(result: AdaptResult) -> str:
              f"{result.metric_name} {_fmt(best.metric, result.metric_name)} "
              f"(start {_fmt(result.rows[0].verdict.metric, result.metric_name)})",
              f"best policy: {result.best_dir} (unilab eval / ship / export take it)",
+             *_reported(result),
              f"adaptation log: {result.log}"]
     if result.curve is not None:
         lines.append(f"adaptation curve: {result.curve}")
