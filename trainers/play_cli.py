@@ -110,6 +110,7 @@ def _existing_parent(path: Path) -> Path:
 def run(args: argparse.Namespace) -> int:
     """``unilab play``: window or headless; returns the exit status."""
     from trainers.play import Player, PlayError, find_policy, run_headless, run_window
+    from trainers.play.safety_section import guard_line
     from unilab_envs.deploy import SpecError
 
     headless = args.headless or not has_display()
@@ -126,6 +127,7 @@ def run(args: argparse.Namespace) -> int:
                      f"(or copy policy.onnx again)")
     if not args.headless and headless:
         print("unilab play: no display, running headless (--headless)", file=sys.stderr)
+    print(f"unilab play: {guard_line(getattr(args, 'safety', None), player.safety_source, player.spec.action.mode)}")
     for note in player.io.actuator_differences():
         print(f"unilab play: note: this model differs from the training model: {note}", file=sys.stderr)
     if not headless:

@@ -352,6 +352,12 @@ def test_export_copies_the_training_profiles_safety_section_into_the_spec(tmp_pa
     (tmp_path / "config.yaml").write_text("task: UniLab/Go1Joystick-v0\nenv_kwargs: {}\n"
                                           "sim2real: {extends: go1_real, safety: {max_target_step: 0.3}}\n")
     spec = load_spec(attach_for_run(tmp_path / "policy.onnx", tmp_path))
-    assert spec.safety == safety_config({"max_target_step": 0.3}) and load_spec(tmp_path / "policy.onnx") == spec
+    assert load_spec(tmp_path / "policy.onnx") == spec
+    s = spec.safety  # resolved on the Go1: every joint's numbers, by name, and where they came from
+    assert s.max_target_step == dict.fromkeys(spec.action.joint_names, 0.3)
+    assert s.torque_limit["FR_calf_joint"] == 35.55 and s.torque_limit["FR_hip_joint"] == 23.7
+    assert s.max_tilt == 1.0 and "profile (go1_real" in s.source
     (tmp_path / "config.yaml").write_text("task: UniLab/Go1Joystick-v0\nsim2real: go1_real\n")
-    assert load_spec(attach_for_run(tmp_path / "policy.onnx", tmp_path)).safety is None
+    defaults = load_spec(attach_for_run(tmp_path / "policy.onnx", tmp_path)).safety  # no section: the defaults
+    assert defaults.max_target_step == dict.fromkeys(spec.action.joint_names, 0.75)
+    assert defaults.source.startswith("defaults (the run trained without a safety section)")

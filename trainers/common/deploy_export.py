@@ -5,7 +5,10 @@ is built from the run's task and task keywords (its ``config.yaml``), checked ag
 ONNX input/output sizes, written atomically beside the policy, and stored in the ONNX
 file's ``metadata_props`` under :data:`unilab_envs.deploy.ONNX_METADATA_KEY`. A run with an
 ``obs_history`` gets the spec's ``history`` section (:func:`run_history`), so the robot side
-stacks the same frames the policy was trained on.
+stacks the same frames the policy was trained on. A joystick policy's spec always carries
+the safety guard (:func:`run_safety`): the ``safety:`` section of the profile the run trained
+under, else the defaults, resolved on the task's model into the numbers the guard uses and
+stated in the section's ``source``. :func:`run_spec` is the spec a fresh export writes.
 """
 
 from __future__ import annotations
@@ -50,22 +53,31 @@ def run_history(run_folder: Path) -> dict[str, Any] | None:
     return (cfg or {}).get("obs_history") or None
 
 
-def run_safety(run_folder: Path) -> dict[str, Any] | None:
-    """The ``safety`` section of the sim-to-real profile a run trained under (its ``config.yaml``), or ``None``.
+#: the ``source`` of a spec's safety section when the run trained without a guard
+DEFAULT_SAFETY_SOURCE = ("defaults (the run trained without a safety section): SafetyConfig's defaults on the "
+                         "training model's joint ranges, actuator force and control ranges and the task's fall angle")
 
-    The guard the policy learned under goes into its deploy spec, so play and the robot run it too.
+
+def run_safety(run_folder: Path) -> tuple[dict[str, Any], str]:
+    """``(safety section, where it came from)`` for a run's deploy spec.
+
+    The ``safety:`` section of the sim-to-real profile the run trained under (its config), so
+    play and the robot run the guard the policy learned under; else ``{}`` (the defaults),
+    with :data:`DEFAULT_SAFETY_SOURCE`.
     """
-    path = Path(run_folder) / "config.yaml"
-    cfg = yaml.safe_load(path.read_text()) if path.is_file() else None
-    sim2real = cfg.get("sim2real") if isinstance(cfg, dict) else None
-    if not sim2real:
-        return None
-    from unilab_envs.profile_files import resolve_profile
+    cfg = _run_config(Path(run_folder)) or {}
+    sim2real = cfg.get("sim2real")
+    if sim2real:
+        from unilab_envs.profile_files import resolve_profile
 
-    try:
-        return resolve_profile(sim2real).get("safety")
-    except (ValueError, OSError):  # a profile that is gone: the spec without a guard, as before
-        return None
+        try:
+            section = resolve_profile(sim2real).get("safety")
+        except (ValueError, OSError):  # a profile that is gone: the defaults, said so
+            section = None
+        if section is not None:
+            name = sim2real if isinstance(sim2real, str) else sim2real.get("extends", "inline")
+            return dict(section), f"the safety section of the run's sim-to-real profile ({name}, as the run resolved it)"
+    return {}, DEFAULT_SAFETY_SOURCE
 
 
 def embed_spec(onnx_path: Path, spec: DeploySpec) -> None:
@@ -83,28 +95,19 @@ def embed_spec(onnx_path: Path, spec: DeploySpec) -> None:
     atomic_write(Path(onnx_path), lambda tmp: onnx.save(model, tmp))
 
 
-def attach_deploy_spec(onnx_path: str | Path, task: str, env_kwargs: dict[str, Any] | None = None,
-                       precision: Precision | None = None, safety: dict[str, Any] | None = None,
-                       history: dict[str, Any] | None = None) -> Path:
-    """Build ``task``'s deploy spec, write ``deploy_spec.json`` beside ``onnx_path`` and embed it; returns the JSON path.
-
-    ``precision``: the graph's precision section (``unilab export --precision``; default fp32).
-    ``safety``: the spec's safety section (:func:`run_safety`; default none).
-    ``history``: the policy's ``obs_history`` (:func:`run_history`; default none).
-    """
+def build_spec(task: str, env_kwargs: dict[str, Any] | None = None, precision: Precision | None = None,
+               safety: tuple[dict[str, Any], str] | dict[str, Any] | None = None,
+               history: dict[str, Any] | None = None) -> DeploySpec:
+    """``task``'s deploy spec with the sections :func:`attach_deploy_spec` documents."""
     import dataclasses
 
     from unilab_envs.deploy.from_task import deploy_spec_for
 
-    onnx_path = Path(onnx_path)
     kwargs = {k: v for k, v in (env_kwargs or {}).items() if k != "num_threads"}
-    spec = deploy_spec_for(task, **kwargs)
+    section, source = safety if isinstance(safety, tuple) else (safety, "given to the export")
+    spec = deploy_spec_for(task, safety=section, safety_source=source, **kwargs)
     if precision is not None:
         spec = dataclasses.replace(spec, precision=precision)
-    if safety is not None:
-        from unilab_envs.deploy.safety import safety_config
-
-        spec = dataclasses.replace(spec, safety=safety_config(safety))
     if history is not None:
         from unilab_envs.deploy.history import history_config, history_section
         from unilab_envs.deploy.spec import validate
@@ -112,14 +115,29 @@ def attach_deploy_spec(onnx_path: str | Path, task: str, env_kwargs: dict[str, A
         groups = {g.name: (g.start, g.stop) for g in spec.observation.groups}
         spec = dataclasses.replace(spec, history=history_section(groups, spec.observation.size, history_config(history)))
         validate(spec)
+    return spec
+
+
+def attach_deploy_spec(onnx_path: str | Path, task: str, env_kwargs: dict[str, Any] | None = None,
+                       precision: Precision | None = None, safety: tuple[dict[str, Any], str] | dict[str, Any] | None = None,
+                       history: dict[str, Any] | None = None) -> Path:
+    """Build ``task``'s deploy spec, write ``deploy_spec.json`` beside ``onnx_path`` and embed it; returns the JSON path.
+
+    ``precision``: the graph's precision section (``unilab export --precision``; default fp32).
+    ``safety``: the guard's section, ``(section, source)`` (:func:`run_safety`) or a section;
+    resolved on the task's model (joystick tasks only); default none.
+    ``history``: the policy's ``obs_history`` (:func:`run_history`; default none).
+    """
+    onnx_path = Path(onnx_path)
+    spec = build_spec(task, env_kwargs, precision, safety, history)
     embed_spec(onnx_path, spec)
     out = onnx_path.parent / SPEC_FILENAME
     atomic_write(out, lambda tmp: Path(tmp).write_text(spec.to_json()))
     return out
 
 
-def attach_for_run(onnx_path: str | Path, run_folder: str | Path, precision: Precision | None = None) -> Path | None:
-    """:func:`attach_deploy_spec` for the task in ``run_folder``'s ``config.yaml``.
+def run_spec(run_folder: str | Path, precision: Precision | None = None) -> DeploySpec | None:
+    """The deploy spec ``unilab export`` (and ``unilab ship``) writes for the run in ``run_folder``.
 
     ``None`` when the run is not on a UniLab task with a deploy spec (HalfCheetah ...):
     such a policy has no robot-side contract to write.
@@ -129,9 +147,20 @@ def attach_for_run(onnx_path: str | Path, run_folder: str | Path, precision: Pre
         return None
     task, kwargs = found
     try:
-        return attach_deploy_spec(onnx_path, task, kwargs, precision, run_safety(Path(run_folder)),
-                                  run_history(Path(run_folder)))
+        return build_spec(task, kwargs, precision, run_safety(Path(run_folder)), run_history(Path(run_folder)))
     except SpecError as e:
         if "no deploy spec builder" in str(e):
             return None
         raise
+
+
+def attach_for_run(onnx_path: str | Path, run_folder: str | Path, precision: Precision | None = None) -> Path | None:
+    """Write :func:`run_spec` beside ``onnx_path`` and into its metadata; its path, or ``None`` (no spec)."""
+    spec = run_spec(run_folder, precision)
+    if spec is None:
+        return None
+    onnx_path = Path(onnx_path)
+    embed_spec(onnx_path, spec)
+    out = onnx_path.parent / SPEC_FILENAME
+    atomic_write(out, lambda tmp: Path(tmp).write_text(spec.to_json()))
+    return out

@@ -38,7 +38,7 @@ class Player:
         self.model = load_play_model(spec, model_path)
         self.data = mujoco.MjData(self.model)
         try:
-            self.io = PolicyIO(spec, self.model)
+            self.io = PolicyIO(spec, self.model, safety=False)  # play runs the guard itself, before the link
             # torque (<motor>) actuators become the PD servos the policy was trained with, with the spec's gains
             servo_joint_actuators(self.model, self.io.actuators, spec.action.kp, spec.action.kd,
                                   gains="the deploy spec's action.kp / action.kd")

@@ -31,3 +31,15 @@ def play_safety(flag: str | None, spec: DeploySpec, profile: dict | None, profil
         raise SpecError(f"--safety {flag}: that profile has no safety section; give a profile with one, "
                         f"'default', or a bare --safety")
     return section, f"profile {flag}"
+
+
+def guard_line(flag: str | None, source: str | None, action_mode: str) -> str:
+    """The line ``unilab play`` prints first: whether the safety guard runs, whose section, and how to change it."""
+    if source is not None:
+        return f"safety guard: on ({source}'s section; --safety off runs without it)"
+    if flag is not None and flag.strip().lower() in SAFETY_OFF:
+        return "safety guard: OFF (--safety off)"
+    if action_mode != "home_offset":
+        return f"safety guard: off (it maps home_offset joint targets; these actions are {action_mode})"
+    return ("safety guard: OFF (the deploy spec carries no safety section: re-export with `unilab export RUN`, "
+            "or --safety runs the defaults)")

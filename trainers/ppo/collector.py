@@ -13,7 +13,10 @@ Works with any Gymnasium ``VectorEnv`` with flat Box observations and actions:
 Per step, environment arrays go to the device once (through pinned host buffers on
 CUDA); the only Python over envs is vectorized NumPy on ``(N,)`` arrays for episode
 bookkeeping. ``info["reward_terms"]`` are logged as ``reward/<term>``: the mean per
-env step over the rollout (so they sum to ``reward/total``).
+env step over the rollout (so they sum to ``reward/total``). Under a safety guard
+(``info["safety"]``, :class:`wrappers.Safety`) each iteration logs ``safety/<count>``: the
+joint-steps each limit moved and the watchdog trips over the rollout, and
+``safety/latched``, the share of env steps in the safe mode.
 """
 
 from __future__ import annotations
@@ -191,6 +194,18 @@ class _RolloutSums:
         self.any_masked = False
         # curriculum key (CURRICULUM_KEYS) -> {shard's first row -> its mean level at its last step}
         self.levels: dict[str, dict[int, float]] = {}
+        # the safety guard's counts over the rollout (info["safety"]): COUNTS + "latched" -> total; None: no guard
+        self.safety: dict[str, float] | None = None
+
+
+def _add_safety(sums: _RolloutSums, safety: dict) -> None:
+    """Add one step's ``info["safety"]`` (per-env counts, ``latched``) to the rollout's totals."""
+    from unilab_envs.deploy.safety import COUNTS
+
+    totals = sums.safety if sums.safety is not None else dict.fromkeys((*COUNTS, "latched"), 0.0)
+    for key in totals:
+        totals[key] += float(np.sum(safety[key]))
+    sums.safety = totals
 
 
 class Collector:
@@ -331,6 +346,9 @@ class Collector:
             stats["env/diverged"] = float(sums.diverged)
         for key, by_shard in sums.levels.items():
             stats[f"env/{key}"] = float(np.mean(list(by_shard.values())))
+        if sums.safety is not None:  # every iteration under a guard, zeros included
+            for key, total in sums.safety.items():
+                stats[f"safety/{key}"] = total / max(sums.valid_steps, 1) if key == "latched" else total
         return stats
 
     def _act(self, sh: _Shard, t: int, storage: RolloutStorage) -> np.ndarray:
@@ -388,6 +406,8 @@ class Collector:
         for key in CURRICULUM_KEYS:
             if key in info:
                 sums.levels.setdefault(key, {})[sh.lo] = float(np.mean(info[key]))
+        if "safety" in info:
+            _add_safety(sums, info["safety"])
 
         self._set_obs(sh, obs, info)
         sums.obs_mom += EmpiricalNormalizer.moments(sh.obs)

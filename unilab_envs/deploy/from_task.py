@@ -11,6 +11,7 @@ servos, or, for ``<motor>`` actuators, the servos the task made of them with its
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from pathlib import Path
@@ -81,8 +82,14 @@ def default_model_path(env_id: str) -> Path:
     return Path(_robot(env_id).MJCF_PATH)
 
 
-def spec_from_env(env: Any, env_id: str) -> DeploySpec:
-    """The deploy spec of a UniLab vector env (``gym.make_vec(env_id, ...)``, unwrapped or not)."""
+def spec_from_env(env: Any, env_id: str, safety: Any = None, safety_source: str = "") -> DeploySpec:
+    """The deploy spec of a UniLab vector env (``gym.make_vec(env_id, ...)``, unwrapped or not).
+
+    ``safety``: a ``safety:`` section (``{}``: the defaults) to resolve on the task's model and
+    write as the spec's ``safety`` section (:func:`unilab_envs.deploy.safety.spec_section`, with
+    ``safety_source`` saying where it came from); tasks whose actions are not joint targets
+    around a home pose (the arms) get none. ``None``: no section.
+    """
     base = env.unwrapped
     task, model, cfg = base.task, base.model, base.task.config
     robot = _robot(env_id)
@@ -161,12 +168,20 @@ def spec_from_env(env: Any, env_id: str) -> DeploySpec:
         terrain=terrain_section(task),  # rough terrain: its scan grid, ground and start tiles
         grasp=grasp[0] if grasp is not None else None,
     )
+    if safety is not None and spec.action.mode == "home_offset":
+        from unilab_envs.deploy.safety import joint_model_from_spec, spec_section
+
+        section = spec_section(safety, joint_model_from_spec(spec, model), spec.timing.control_dt, safety_source)
+        spec = dataclasses.replace(spec, safety=section)
     validate(spec)
     return spec
 
 
-def deploy_spec_for(env_id: str, **env_kwargs: Any) -> DeploySpec:
-    """Build the deploy spec of task ``env_id`` made with ``env_kwargs`` (e.g. ``model_path=``)."""
+def deploy_spec_for(env_id: str, *, safety: Any = None, safety_source: str = "", **env_kwargs: Any) -> DeploySpec:
+    """Build the deploy spec of task ``env_id`` made with ``env_kwargs`` (e.g. ``model_path=``).
+
+    ``safety`` / ``safety_source``: the guard's section to resolve and write (:func:`spec_from_env`).
+    """
     import gymnasium as gym
 
     import unilab_envs  # noqa: F401  registers UniLab/*
@@ -174,6 +189,6 @@ def deploy_spec_for(env_id: str, **env_kwargs: Any) -> DeploySpec:
     _robot(env_id)
     env = gym.make_vec(env_id, num_envs=1, num_threads=1, **env_kwargs)
     try:
-        return spec_from_env(env, env_id)
+        return spec_from_env(env, env_id, safety, safety_source)
     finally:
         env.close()

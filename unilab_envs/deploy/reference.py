@@ -5,8 +5,16 @@ What a robot-side program (or ``unilab play``) runs around an exported policy:
     io = PolicyIO(spec, model)                 # names -> addresses in *this* model
     state = io.initial_state(data)             # last action, command, phase, joint targets
     obs = io.observe(data, state)              # float32 (obs_size,), the policy's input
-    io.apply_action(action, state, data.ctrl, data)  # action -> PD targets in ctrl
+    io.apply_action(action, state, data.ctrl, data)  # action -> PD targets in ctrl (guarded)
     ... mj_step ``spec.timing.substeps`` times, then io.advance(state)
+
+The safety guard runs by default: when the spec carries a ``safety`` section (every joystick
+spec ``unilab export`` writes), :meth:`PolicyIO.apply_action` passes the targets through
+:class:`~unilab_envs.deploy.safety.SafetyGuard` (``io.guard``), reading ``q``, ``qd`` and the
+base orientation from ``data``, and once a watchdog latches the safe mode it writes the safe
+gains into the model's actuators (on a robot: command ``io.guard.gains()`` to the drives)
+until :meth:`PolicyIO.initial_state`. ``PolicyIO(spec, model, safety=False)`` opts out; a
+spec without the section (exported before it) runs no guard.
 
 Each observation group of the spec is built by the function of that name in
 :data:`GROUP_BUILDERS` from a plain ``mujoco.MjData`` and the controller state, and
@@ -30,6 +38,7 @@ import numpy as np
 from unilab_envs.deploy.grasp import GRASP_BUILDERS, grasp_io
 from unilab_envs.deploy.height_scan import ground_map, scan_group, scan_points
 from unilab_envs.deploy.model_ids import name_ids
+from unilab_envs.deploy.safety import SafetyGuard, gain_scales, remembered_action
 from unilab_envs.deploy.spec import DeploySpec, SpecError
 
 GRAVITY_DIRECTION = np.array([0.0, 0.0, -1.0])
@@ -73,9 +82,13 @@ class PolicyIO:
 
     Raises :class:`SpecError` when the model lacks a joint, actuator, body or site the
     spec names, or when the spec has an observation group with no builder here.
+
+    ``safety``: ``True`` (the default) runs the spec's ``safety`` section when it has one
+    (``io.guard``; ``None`` for a spec without one, or for actions that are not
+    ``home_offset``); ``False`` runs none; a ``safety:`` mapping runs that section instead.
     """
 
-    def __init__(self, spec: DeploySpec, model: mujoco.MjModel) -> None:
+    def __init__(self, spec: DeploySpec, model: mujoco.MjModel, safety=True) -> None:
         self.spec, self.model = spec, model
         unknown = [g.name for g in spec.observation.groups if g.name not in GROUP_BUILDERS]
         if unknown:
@@ -114,6 +127,11 @@ class PolicyIO:
         self.grasp = grasp_io(spec, model)
         self.needs_kinematics = self.needs_kinematics or self.grasp is not None
         self._obs = np.zeros(spec.observation.size, dtype=np.float32)
+        section = spec.safety if safety is True else (None if safety is False else safety)
+        self.guard = (SafetyGuard.from_spec(spec, model, section)
+                      if section is not None and a.mode == "home_offset" else None)
+        self._guard_obs: np.ndarray | None = None  # the last observation, for the guard's non-finite watchdog
+        self._nominal_gains: tuple[np.ndarray, np.ndarray] | None = None  # the gains before the safe mode
 
     def actuator_differences(self) -> list[str]:
         """How this model's actuators differ from the spec's (Kp, Kd, non-position actuators); empty when they match."""
@@ -146,6 +164,12 @@ class PolicyIO:
             state.target = np.zeros(3) if target is None else np.asarray(target, dtype=np.float64).copy()
         if self.grasp is not None:  # the end-effector target where it is, the gripper open, the lift height
             self.grasp.start(data, state)
+        if self.guard is not None:  # a new episode: the guard unlatched, the model's gains back
+            self.guard.reset()
+            self._guard_obs = None
+            if self._nominal_gains is not None:
+                self.model.actuator_gainprm[self.actuators], self.model.actuator_biasprm[self.actuators] = self._nominal_gains
+                self._nominal_gains = None
         return state
 
     # --- observation -------------------------------------------------------------------
@@ -165,16 +189,20 @@ class PolicyIO:
             out = (out - np.asarray(n.mean, np.float32)) / np.asarray(n.std, np.float32)
             if n.clip is not None:
                 out = np.clip(out, -n.clip, n.clip)
+        if self.guard is not None:
+            self._guard_obs = out
         return out.astype(np.float32, copy=False)
 
     # --- action -----------------------------------------------------------------------
     def apply_action(self, action: np.ndarray, state: ControllerState, ctrl: np.ndarray,
-                     data: mujoco.MjData | None = None) -> np.ndarray:
+                     data: mujoco.MjData | None = None, obs_new: bool = True) -> np.ndarray:
         """Clip ``action``, remember it as the last action and write the PD targets into ``ctrl``.
 
         Returns the joint position targets (rad) in the spec's joint order. ``data``: the robot's
         state with current kinematics, which ``ee_delta`` actions (the grasp's end-effector
-        controller) start from; the other modes do not read it.
+        controller) start from and the safety guard (``io.guard``) reads ``q``, ``qd`` and the
+        base from; the other modes without a guard do not read it. ``obs_new``: the observation
+        of this step was a new reading (the guard's stale-observation watchdog counts the others).
         """
         a = np.clip(np.asarray(action, dtype=np.float64).reshape(-1), *self.clip)
         if a.shape[0] != self.spec.action.size:
@@ -182,12 +210,33 @@ class PolicyIO:
         state.last_action = a
         if self.grasp is not None:
             return self.grasp.apply(a, state, data, ctrl)
-        if self.spec.action.mode == "home_offset":
+        if self.guard is not None:
+            targets = self._guarded(a, data, obs_new)
+            state.last_action = remembered_action(a, *self.clip).astype(np.float64)  # a NaN is remembered as 0
+        elif self.spec.action.mode == "home_offset":
             targets = self.home + self.scale * a
         else:
             targets = np.clip(state.joint_target + self.scale * a, self.target_low, self.target_high)
             state.joint_target = targets
         ctrl[self.actuators] = targets
+        return targets
+
+    def _guarded(self, a: np.ndarray, data, obs_new: bool) -> np.ndarray:
+        """The guard's targets for action ``a``; the safe mode's gains into the model once it latches."""
+        if data is None:
+            raise SpecError("the deploy spec carries a safety section: pass the robot's state to "
+                            "apply_action(action, state, ctrl, data) so the guard reads q, qd and the base, "
+                            "or opt out with PolicyIO(spec, model, safety=False)")
+        quat = self.base_quat(data) if self.root_q >= 0 else None
+        targets = self.guard.targets(self.home + self.scale * a, data.qpos[self.joint_q], data.qvel[self.joint_d],
+                                     quat, obs=self._guard_obs, obs_new=obs_new)
+        if self.guard.latched and self._nominal_gains is None:
+            acts, m = self.actuators, self.model
+            self._nominal_gains = (m.actuator_gainprm[acts].copy(), m.actuator_biasprm[acts].copy())
+            kp, kd = gain_scales(self.guard.limits, np.ones(1, bool))
+            m.actuator_gainprm[acts, 0] *= kp[0]
+            m.actuator_biasprm[acts, 1] *= kp[0]
+            m.actuator_biasprm[acts, 2] *= kd[0]
         return targets
 
     def advance(self, state: ControllerState) -> None:

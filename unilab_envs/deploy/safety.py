@@ -104,6 +104,8 @@ class SafetyConfig:
         stale_observation_s: seconds without a new observation that trip; ``None``: off.
         safe_mode: ``"damping"`` (Kp 0) or ``"hold"`` (hold the pose of the trip).
         safe_damping: per joint, the safe mode's Kd (N m s/rad); ``None``: the model's Kd.
+        source: where the numbers came from, as ``unilab export`` states it in the deploy spec
+            (:func:`spec_section`); informational, the guard does not read it.
     """
 
     position_fraction: float = 1.0
@@ -117,6 +119,7 @@ class SafetyConfig:
     stale_observation_s: float | None = 0.25
     safe_mode: str = "damping"
     safe_damping: Any = None
+    source: str | None = None
 
     def __post_init__(self) -> None:
         self.validate()
@@ -135,6 +138,7 @@ class SafetyConfig:
         s = self.stale_observation_s
         require(s is None or (_number(s) and s >= 0), f"safety.stale_observation_s must be a number >= 0 or null, got {s!r}")
         require(self.safe_mode in SAFE_MODES, f"safety.safe_mode must be one of {list(SAFE_MODES)}, got {self.safe_mode!r}")
+        require(self.source is None or isinstance(self.source, str), f"safety.source must be text, got {self.source!r}")
 
     def to_dict(self) -> dict[str, Any]:
         """The section as plain JSON/YAML values (lists for tuples)."""
@@ -327,6 +331,34 @@ def resolve_limits(config: SafetyConfig | Mapping[str, Any] | None, joints: Join
         floating=joints.floating,
         safe_kd=_resolve(cfg.safe_damping, names, "safe_damping", joints.kd), start=np.clip(joints.home, low, high),
         dt=float(dt))
+
+
+def spec_section(config: SafetyConfig | Mapping[str, Any] | None, joints: JointModel, dt: float,
+                 source: str) -> SafetyConfig:
+    """The section ``unilab export`` writes into a deploy spec: ``config`` resolved on ``joints``.
+
+    Every limit the guard uses is written as a number, per joint by name where it is per joint
+    (``position_low`` / ``position_high``: the allowed targets, ``torque_limit``,
+    ``max_target_step``, ``max_joint_velocity``, ``safe_damping``; a joint whose limit is
+    unlimited is left out and keeps the robot model's), and ``max_tilt: task`` as the task's
+    fall angle, so the guard on the robot runs the training model's numbers whatever the
+    robot's MJCF declares. :func:`resolve_limits` of the result on the same model gives the
+    same limits, bit for bit. ``source`` says where they came from.
+    """
+    cfg = safety_config(config)
+    L = resolve_limits(cfg, joints, dt)
+
+    def named(values: np.ndarray) -> dict[str, float] | None:
+        finite = {n: float(v) for n, v in zip(L.names, values) if np.isfinite(v)}
+        return finite or None
+
+    tilt = cfg.max_tilt
+    if tilt == "task":
+        tilt = joints.fall_tilt if joints.floating else None
+    return safety_config({**cfg.to_dict(), "position_low": named(L.low), "position_high": named(L.high),
+                          "max_target_step": named(L.max_step), "torque_limit": named(L.tau),
+                          "max_joint_velocity": named(L.max_qvel), "max_tilt": tilt, "safe_damping": named(L.safe_kd),
+                          "source": source})
 
 
 # --- the per-row functions (N robots at once; the runtime is N = 1) -------------------------------
