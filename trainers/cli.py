@@ -75,7 +75,10 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--total-steps", type=_steps, help="env steps to train for (e.g. 5e6)")
     t.add_argument("--device", help="auto (default), cpu, cuda, cuda:1")
     t.add_argument("--seed", type=int, help="seed of the envs and the learner (default 0)")
-    t.add_argument("--out", help="run directory (default runs/<task>)")
+    t.add_argument("--out", help="run directory (default runs/<task>); one that holds a run is refused unless "
+                                 "--resume names it or --overwrite is given")
+    t.add_argument("--overwrite", action="store_true",
+                   help="--out holds a run: move it aside to OUT.old-<timestamp> (nothing is deleted) and start anew")
     t.add_argument("--config", help="YAML file with config keys")
     t.add_argument("--resume", help="checkpoint (or run directory) to continue from")
     t.add_argument("--init-from", dest="init_from", metavar="RUN",
@@ -140,7 +143,10 @@ def build_parser() -> argparse.ArgumentParser:
                                     "optimizer or env state (eval, export and --init-from read it; --resume "
                                     "goes on from it without an exact continuation), config.yaml, learning_curve.png, policy.onnx and deploy_spec.json.")
     sh.add_argument("run", help="run directory (or its checkpoint.pt)")
-    sh.add_argument("--out", required=True, help="the policy folder to write, e.g. policies/go1_joystick_real")
+    sh.add_argument("--out", required=True, help="the policy folder to write, e.g. policies/go1_joystick_real; "
+                                                 "one that holds a policy or run is refused unless --overwrite")
+    sh.add_argument("--overwrite", action="store_true",
+                    help="--out holds a policy or run: move it aside to OUT.old-<timestamp> first (nothing is deleted)")
 
     sub.add_parser("tasks", help="list the registered UniLab tasks: sizes, control rate, episode, reward terms",
                    description="The registered UniLab tasks, read from the tasks themselves.").add_argument(
@@ -188,22 +194,28 @@ def _train(args: argparse.Namespace) -> int:
         args.num_envs = args.num_envs or 16
         args.total_steps = args.total_steps or 1_000_000
         args.out = args.out or str(Path("runs") / f"{args.task.replace('/', '_')}_{args.algo}")
-        try:
-            from trainers.sb3.cli import train_sb3  # lazy: SB3 (and its seconds of imports) only when asked for
+        if not args.print_config:
+            code = _claim_out(args, args.out)
+            if code:
+                return code
+        from trainers.common.signals import exit_status
+        from trainers.common.streams import fallback_output
 
-            path = train_sb3(args)  # checks every setting before it creates the run folder
-        except ConfigError as e:
-            return _fail("train", e)
-        except KeyboardInterrupt:  # during setup; once training runs, Ctrl-C stops it and saves (train_sb3)
-            print("unilab train: interrupted before the first env step; nothing was saved", file=sys.stderr)
-            return 130
-        print(f"model: {path}")
-        return 130 if getattr(args, "interrupted", False) else 0
+        with fallback_output(Path(args.out) / LOG_NAME):
+            try:
+                from trainers.sb3.cli import train_sb3  # lazy: SB3 (and its seconds of imports) only when asked for
+
+                path = train_sb3(args)  # checks every setting before it creates the run folder
+            except ConfigError as e:
+                return _fail("train", e)
+            except KeyboardInterrupt:  # during setup; once training runs, Ctrl-C stops it and saves (train_sb3)
+                print("unilab train: interrupted before the first env step; nothing was saved", file=sys.stderr)
+                return 130
+            print(f"model: {path}")
+            return exit_status(getattr(args, "stop_signal", None)) if getattr(args, "interrupted", False) else 0
 
     from trainers.common.checkpoint import CheckpointError
     from trainers.ppo.config import ConfigError, load_config, to_dict
-    from trainers.ppo.faults import TrainingFault
-    from trainers.ppo.runner import train
 
     flags = dict(num_envs=args.num_envs, total_steps=args.total_steps, device=args.device, seed=args.seed,
                  out=args.out, torch_threads=args.torch_threads, init_from=args.init_from)
@@ -225,7 +237,43 @@ def _train(args: argparse.Namespace) -> int:
         import yaml
         print(yaml.safe_dump(to_dict(cfg), sort_keys=False), end="")
         return 0
+    if int(os.environ.get("WORLD_SIZE", "1") or 1) <= 1:  # torchrun: a restarted group goes on in its folder
+        code = _claim_out(args, cfg.out_dir)
+        if code:
+            return code
+    from trainers.common.streams import fallback_output
+
+    with fallback_output(cfg.out_dir / LOG_NAME):
+        return _train_ppo(args, cfg)
+
+
+#: where a run's output goes once its stdout or stderr is closed (a dead ``tee``, a closed terminal)
+LOG_NAME = "train.log"
+
+
+def _claim_out(args: argparse.Namespace, out) -> int:
+    """Apply the run-folder rule (:mod:`trainers.common.run_folder`) to ``--out``; 0, or the exit status 2."""
+    from trainers.common.run_folder import RunFolderError, check_out_folder
+
+    try:
+        moved = check_out_folder(out, "train", resume=args.resume, reads=getattr(args, "init_from", None),
+                                 overwrite=args.overwrite)
+    except RunFolderError as e:
+        return _fail("train", e)
+    if moved is not None:
+        print(f"unilab train: --overwrite: moved the run in {out} aside to {moved}", file=sys.stderr)
+    return 0
+
+
+def _train_ppo(args: argparse.Namespace, cfg) -> int:
+    """The bundled PPO's run of the resolved ``cfg``; the exit status."""
+    from trainers.common.checkpoint import CheckpointError
+    from trainers.common.signals import exit_status
+    from trainers.ppo.config import ConfigError
     from trainers.ppo.distributed import DistributedError
+    from trainers.ppo.faults import TrainingFault
+    from trainers.ppo.runner import train
+
     try:
         result = train(cfg, resume=args.resume, dist_timeout=args.dist_timeout)
     except (CheckpointError, ConfigError) as e:
@@ -236,8 +284,12 @@ def _train(args: argparse.Namespace) -> int:
     except DistributedError as e:
         print(f"unilab train: distributed training aborted: {e}", file=sys.stderr, flush=True)
         return 3
+    except KeyboardInterrupt:  # while the envs are built; once training runs, Ctrl-C stops it and saves
+        print("unilab train: interrupted before the first iteration; nothing was saved", file=sys.stderr)
+        return 130
+    status = exit_status(result.stop_signal) if result.interrupted else 0
     if os.environ.get("RANK", "0") not in ("", "0"):
-        return 130 if result.interrupted else 0  # rank 0 reports
+        return status  # rank 0 reports
     s = result.stats
     print(f"{'stopped' if result.interrupted else 'done'}: {result.env_steps} steps, {result.iterations} iterations, "
           f"{result.wall_time:.0f} s; return {s.get('episode/return', float('nan')):.3f}"
@@ -247,7 +299,7 @@ def _train(args: argparse.Namespace) -> int:
     print(f"checkpoint: {result.checkpoint}")
     if result.learning_curve:
         print(f"learning curve: {result.learning_curve}")
-    return 130 if result.interrupted else 0
+    return status
 
 
 def _config_from_checkpoint(path: str, flags: dict, overrides: list[str]):

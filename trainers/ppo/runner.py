@@ -8,8 +8,9 @@ Run directory (``config.out``, default ``runs/<task>``)::
     tb/                  TensorBoard events (same scalars)
     learning_curve.png   written at the end (also after Ctrl-C)
 
-Ctrl-C (or SIGTERM) asks the loop to stop at the end of the current iteration; it then
-saves a checkpoint and returns (a second Ctrl-C stops at once and saves the learner).
+Ctrl-C (or SIGTERM, SIGHUP) asks the loop to stop at the end of the current iteration; it
+then saves a checkpoint, writes the curve and returns (a second Ctrl-C stops at once and
+saves the learner); ``unilab train`` exits with 128 + the signal's number.
 A checkpoint holds the policy, normalizers, optimizer, lr, iteration, RNG state, the reward
 normalizer, the finished-episode windows and count (``episodes``: what the ``episode/*``
 stats and the ``stop:`` rule read), the stop rule's streak (``stop``) and, when the env
@@ -50,7 +51,7 @@ from unilab_envs.threads import torch_thread_count
 from ..common.checkpoint import CheckpointError, load_checkpoint, save_checkpoint, to_numpy, to_tensors
 from ..common.denormals import denormals_flushed
 from ..common.logging import RunLogger
-from ..common.signals import route_stop_signals
+from ..common.signals import route_stop_signals, say
 from .algorithm import PPO, linear_learning_rate
 from .collector import Collector
 from .config import TrainConfig, to_dict
@@ -85,6 +86,7 @@ class TrainResult:
     stats: dict
     learning_curve: Path | None = None
     stop_reason: str | None = None  # why training ended before total_steps (the config's stop: rule)
+    stop_signal: int | None = None  # the signal that stopped an interrupted run (None: a second Ctrl-C, or none)
 
 
 def build_learner(dims, cfg: TrainConfig, device: torch.device, make_algo=PPO, mirror=None):
@@ -194,6 +196,7 @@ class Runner:
         self.env_steps = 0
         self.wall_time_before = 0.0
         self._stop = False
+        self.stop_signal: int | None = None  # the first stop signal received (the exit status names it)
         self._agreed_stop = False  # distributed: a stop every rank has seen
         self._started = 0.0
         self.stopper = stop_callback(cfg)  # the config's stop: rule (None: off); its streak is checkpointed
@@ -374,6 +377,8 @@ class Runner:
             logger = _NullLogger()
         total_its = cfg.num_iterations
         spi = cfg.steps_per_iteration
+        if self.is_main:
+            print(self.header(resume), flush=True)
         bar = None
         if cfg.log.progress and self.is_main:
             from tqdm.auto import tqdm
@@ -445,7 +450,20 @@ class Runner:
             curve = plot_learning_curve(logger.csv_path, self.out_dir / "learning_curve.png", title=cfg.task)
         return TrainResult(self.out_dir, ckpt_path, self.iteration, self.env_steps,
                            self.wall_time_before + time.perf_counter() - self._started, interrupted, stats, curve,
-                           stop_reason)
+                           stop_reason, self.stop_signal if interrupted else None)
+
+    def header(self, resume: str | Path | None = None) -> str:
+        """The line a run starts with: task, device, envs, threads, profile, output folder, where it starts."""
+        from unilab_envs.threads import resolve_num_threads
+
+        from ..common.profile_label import profile_label
+        cfg = self.cfg
+        start = (f"resuming {resume} at iteration {self.iteration}" if resume is not None
+                 else f"from the weights of {cfg.init_from}" if cfg.init_from else "a new run")
+        ranks = f" over {self.dist.world_size} ranks" if self.dist is not None else ""
+        return (f"[unilab] train {cfg.task} on {self.device}: {cfg.num_envs} envs{ranks}, torch "
+                f"{torch.get_num_threads()} threads, env {resolve_num_threads()} threads; sim2real: "
+                f"{profile_label(cfg.sim2real)}; out {self.out_dir} ({start}, {cfg.total_steps} steps)")
 
     def _stopping(self) -> bool:
         return self._stop if self.dist is None else self._agreed_stop
@@ -535,13 +553,15 @@ def _postfix(s: dict) -> str:
 
 
 def _install_stop_handlers(runner: Runner):
-    """First Ctrl-C / SIGTERM: stop after this iteration; second Ctrl-C: KeyboardInterrupt now."""
+    """First Ctrl-C / SIGTERM / SIGHUP: stop after this iteration; second Ctrl-C: KeyboardInterrupt now.
+    The first signal is remembered (``runner.stop_signal``): the exit status says which one it was."""
     def handler(signum, frame):
         if runner._stop and signum == signal.SIGINT:
             raise KeyboardInterrupt
         runner.request_stop()
-        print(f"\n[unilab] {signal.Signals(signum).name}: finishing iteration {runner.iteration + 1}, then saving "
-              f"(Ctrl-C again to stop now)", file=sys.stderr, flush=True)
+        runner.stop_signal = runner.stop_signal or signum
+        say(f"\n[unilab] {signal.Signals(signum).name}: finishing iteration {runner.iteration + 1}, then saving "
+            f"(Ctrl-C again to stop now)")
 
     return route_stop_signals(handler)
 

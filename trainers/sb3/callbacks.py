@@ -269,6 +269,7 @@ class StopRequest:
         self.requested = False
         self.saving = False
         self.signal_name: str | None = None
+        self.signum: int | None = None  # the first stop signal: the exit status names it (128 + signum)
         self.file = file
 
     def handle(self, signum: int, frame=None) -> None:
@@ -276,18 +277,26 @@ class StopRequest:
         name = signal.Signals(signum).name
         out = self.file or sys.stderr
         if self.saving:
-            print(f"\n[unilab] {name}: saving the model and the learning curve, one moment", file=out, flush=True)
+            _say(out, f"\n[unilab] {name}: saving the model and the learning curve, one moment")
             return
         if self.requested and signum == signal.SIGINT:
             raise KeyboardInterrupt
-        self.requested, self.signal_name = True, name
-        print(f"\n[unilab] {name}: stopping after this env step, then saving (Ctrl-C again to stop now)",
-              file=out, flush=True)
+        self.requested, self.signal_name, self.signum = True, name, self.signum or signum
+        _say(out, f"\n[unilab] {name}: stopping after this env step, then saving (Ctrl-C again to stop now)")
+
+
+def _say(out: TextIO, message: str) -> None:
+    """A signal handler's message; a write that fails (a closed pipe, a write it interrupted) must not
+    raise into the training loop (see :func:`trainers.common.signals.say`)."""
+    try:
+        print(message, file=out, flush=True)
+    except (OSError, RuntimeError, ValueError):
+        pass
 
 
 @contextmanager
 def stop_on_signals(request: StopRequest) -> Iterator[StopRequest]:
-    """Route SIGINT and SIGTERM to ``request.handle`` inside the block (main thread only;
+    """Route SIGINT, SIGTERM and SIGHUP to ``request.handle`` inside the block (main thread only;
     elsewhere nothing changes), and restore the previous handlers after it."""
     restore = route_stop_signals(request.handle)
     try:

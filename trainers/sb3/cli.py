@@ -98,10 +98,11 @@ def train_sb3(args: argparse.Namespace) -> Path:
     lines instead of the progress bar; config ``verbose=1`` shows SB3's own log tables
     instead of either) and ``print_config`` (print the resolved config and return its path).
 
-    Ctrl-C or SIGTERM stops training after the env step in progress (a second Ctrl-C stops
-    at once), saves the model, its VecNormalize statistics and the curve as at the end,
+    Ctrl-C, SIGTERM or SIGHUP stops training after the env step in progress (a second Ctrl-C
+    stops at once), saves the model, its VecNormalize statistics and the curve as at the end,
     prints one line on stderr naming them and the command that continues the run, and sets
-    ``args.interrupted = True`` (False after a complete run).
+    ``args.interrupted = True`` (False after a complete run) and ``args.stop_signal`` (the
+    signal's number; ``unilab train`` exits with 128 + it).
 
     Every setting (config keys, ``algo_kwargs`` against the SB3 constructor, task id,
     ``--num-envs``, ``sim2real``, ``--resume``) is checked, and the env and model are
@@ -137,8 +138,8 @@ def train_sb3(args: argparse.Namespace) -> Path:
         model, env = _load_or_build(algo, env, cfg, resume, seed=seed, device=device)
         out.mkdir(parents=True, exist_ok=True)
         (out / "config.yaml").write_text(text)
-        path, interrupted = _learn_and_save(model, out, args.task, algo, total_steps, cfg,
-                                            bar=not getattr(args, "no_progress", False))
+        path, interrupted, args.stop_signal = _learn_and_save(model, out, args.task, algo, total_steps, cfg,
+                                                              bar=not getattr(args, "no_progress", False))
     finally:
         env.close()
     args.interrupted = interrupted
@@ -166,13 +167,13 @@ def _load_or_build(algo: str, env: VecEnv, cfg: SB3TrainConfig, resume: str | No
 
 
 def _learn_and_save(model: BaseAlgorithm, out: Path, task: str, algo: str, total_steps: int, cfg: SB3TrainConfig,
-                    bar: bool) -> tuple[Path, bool]:
+                    bar: bool) -> tuple[Path, bool, int | None]:
     """Train up to ``total_steps``, then save the model and the learning curve.
 
     Progress shows as a bar (``bar``) or periodic lines, or, with ``cfg.verbose``, as SB3's own
     log tables. Ctrl-C or SIGTERM stops after the env step in progress (a second Ctrl-C at
-    once); the model is saved either way. Returns the model's path and whether a signal
-    stopped the run.
+    once); the model is saved either way. Returns the model's path, whether a signal
+    stopped the run, and which (``None``: none, or a ``KeyboardInterrupt`` without one).
     """
     start = model.num_timesteps
     model.set_logger(sb3_logger(out, algo, stdout=cfg.verbose > 0, resume_step=start or None))
@@ -199,7 +200,7 @@ def _learn_and_save(model: BaseAlgorithm, out: Path, task: str, algo: str, total
         path = save_model(model, out, "model")
         model.logger.close()
         plot_learning_curve(out / "progress.csv", out / "learning_curve.png", title=f"{algo} on {task}")
-    return path, interrupted or request.requested
+    return path, interrupted or request.requested, request.signum
 
 
 def _stopped_message(args: argparse.Namespace, out: Path, steps: int) -> str:
