@@ -132,7 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="numeric precision of the graph (default fp32). fp16: float16 weights and activations; "
                         "int8: dynamic quantization of the weights (onnxruntime). Input and output stay float32. "
                         "The actions are checked against fp32 on observations recorded in the task (8 envs x 100 "
-                        "steps) and the error is printed and stored in the deploy spec (docs/deploy.md)")
+                        "steps), bare and under the run's sim-to-real profile when it trained under one; both errors "
+                        "are printed and stored in the deploy spec, the bound applies to the worse (docs/deploy.md)")
     x.add_argument("--max-action-error", type=float, metavar="FRAC",
                    help="fp16/int8: refuse to write a model whose actions differ from fp32 by more than FRAC of the "
                         "action range (default 0.01 for fp16, 0.05 for int8)")
@@ -474,9 +475,18 @@ def _export_in(args: argparse.Namespace, work: Path) -> int:
 def _ship(args: argparse.Namespace) -> int:
     """``unilab ship RUN --out DIR``: a run as a policy folder (:mod:`trainers.common.ship`)."""
     from trainers.common.checkpoint import CheckpointError
+    from trainers.common.run_folder import RunFolderError, check_out_folder
     from trainers.common.ship import ship
     from trainers.ppo.config import ConfigError
 
+    if not Path(args.run).exists():
+        return _fail("ship", f"{args.run} does not exist: pass the run folder `unilab train --out` wrote")
+    try:
+        moved = check_out_folder(args.out, "ship", reads=args.run, overwrite=args.overwrite)
+    except RunFolderError as e:
+        return _fail("ship", e)
+    if moved is not None:
+        print(f"unilab ship: --overwrite: moved {args.out} aside to {moved}", file=sys.stderr)
     try:
         written = ship(args.run, args.out)
     except (CheckpointError, ConfigError, ValueError, OSError) as e:

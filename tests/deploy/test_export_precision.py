@@ -148,3 +148,60 @@ def test_reduced_exports_play_unchanged(exported, precision, capsys):
     assert run(["play", str(folder), "--headless", "--episodes", "1", "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert "falls 0.0%" in out and float(re.search(r"linear ([\d.]+)", out).group(1)) > 0.7, out
+
+
+# --- the deployment distribution: bare and under the run's own profile (issue 55 item 5) ----------
+
+REAL = SHIPPED.parent / "go1_joystick_real"
+
+
+def test_a_sim2real_run_is_measured_bare_and_under_its_profile_and_the_spec_keeps_both(tmp_path, capsys):
+    """policies/go1_joystick_real trained under go1_real: two observation sets, the bound on the worse."""
+    target = tmp_path / "int8" / "policy.onnx"
+    assert run(["export", str(REAL), "--out", str(target), "--precision", "int8"]) == 0
+    out = capsys.readouterr().out
+    assert "(bare task): action error max" in out and "(sim2real go1_real (the run's profile)): action error max" in out
+    p = load_spec(target.parent).precision
+    assert [m.on for m in p.measured] == ["bare task", "sim2real go1_real (the run's profile)"]
+    assert [m.samples for m in p.measured] == [800, 800] and p.samples == 1600
+    worse = max(p.measured, key=lambda m: m.max_action_error)
+    assert (p.max_action_error, p.mean_action_error) == (worse.max_action_error, worse.mean_action_error)
+    assert f"the bound applies to the worse ({worse.on})" in out
+    assert 0 < p.max_action_error <= DEFAULT_BOUNDS["int8"]
+
+
+def test_the_bound_applies_to_the_worse_set(monkeypatch, exported, observations, tmp_path):
+    """Bare: the recorded observations; 'profile': the same, three times larger (further from training): a bound
+    between the two errors refuses, naming the profile's set; above both it writes, the report holding both."""
+    from trainers.common import precision as P
+
+    wide = 3.0 * observations
+    monkeypatch.setattr(P, "record_observations",
+                        lambda *a, sim2real=None, **k: observations if sim2real is None else wide)
+    candidate = P.convert(exported["fp32"], tmp_path / "c.onnx", "int8")
+    bare, profile = action_error(exported["fp32"], candidate, observations), action_error(exported["fp32"], candidate, wide)
+    assert profile.max > bare.max
+    between = (bare.max + profile.max) / 2
+    with pytest.raises(P.PrecisionError, match=r"400 recorded observations: sim2real go1_real\), over the bound"):
+        P.reduce_precision(exported["fp32"], tmp_path / "out.onnx", "int8", GO1, bound=between, sim2real="go1_real")
+    assert not (tmp_path / "out.onnx").exists()
+    report = P.reduce_precision(exported["fp32"], tmp_path / "out.onnx", "int8", GO1, bound=1.0, sim2real="go1_real")
+    assert [(e.on, e.max) for e in report.errors] == [("bare task", bare.max), ("sim2real go1_real", profile.max)]
+    assert report.error == report.errors[1]
+    section = report.spec_section()
+    assert section.max_action_error == round(profile.max, 6) and section.samples == 2 * len(observations)
+
+
+def test_a_precision_section_with_measured_sets_round_trips():
+    import dataclasses
+
+    from unilab_envs.deploy.spec import Precision, PrecisionSample
+
+    measured = (PrecisionSample("bare task", 0.02, 0.002, 800), PrecisionSample("sim2real go1_real", 0.03, 0.003, 800))
+    spec = dataclasses.replace(deploy_spec_for(GO1), precision=Precision("int8", 0.03, 0.003, 1600, 0.05, measured))
+    assert spec_from_dict(json.loads(spec.to_json())) == spec
+    data = json.loads(spec.to_json())
+    data["precision"]["measured"][1]["max_action_error"] = float("-1")
+    with pytest.raises(SpecError, match=r"precision.measured\[1\] needs"):
+        spec_from_dict(data)
+    assert "measured" not in json.loads(deploy_spec_for(GO1).to_json())["precision"]  # fp32: as before

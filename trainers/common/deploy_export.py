@@ -53,6 +53,11 @@ def run_history(run_folder: Path) -> dict[str, Any] | None:
     return (cfg or {}).get("obs_history") or None
 
 
+def run_sim2real(run_folder: Path) -> Any:
+    """The sim-to-real profile a run trained under (its config's ``sim2real``: a name, a path or a mapping), or ``None``."""
+    return (_run_config(run_folder) or {}).get("sim2real") or None
+
+
 #: the ``source`` of a spec's safety section when the run trained without a guard
 DEFAULT_SAFETY_SOURCE = ("defaults (the run trained without a safety section): SafetyConfig's defaults on the "
                          "training model's joint ranges, actuator force and control ranges and the task's fall angle")

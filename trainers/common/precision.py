@@ -28,8 +28,12 @@ with the standard ONNX tooling and measures what the conversion costs in actions
 :func:`record_observations` runs the fp32 policy in the run's task for a few hundred
 steps; :func:`action_error` runs both models on those observations and reports the max
 and mean absolute action difference as a fraction of the action range (``high - low``,
-2 for ``[-1, 1]``). :func:`reduce_precision` refuses (:class:`PrecisionError`) to write
-a model whose max error exceeds the bound (:data:`DEFAULT_BOUNDS`) unless forced.
+2 for ``[-1, 1]``). A run trained under a sim-to-real profile is deployed on noisy,
+delayed, lost observations, so its observations are recorded twice: on the bare task and
+under the run's own profile (its config's ``sim2real``, curricula at full strength, as
+``unilab eval`` runs it); both errors are reported and stored, and the bound applies to the
+worse. :func:`reduce_precision` refuses (:class:`PrecisionError`) to write a model whose
+max error exceeds the bound (:data:`DEFAULT_BOUNDS`) unless forced.
 """
 
 from __future__ import annotations
@@ -68,6 +72,10 @@ class PrecisionError(ValueError):
     """A reduced-precision model moves actions by more than the bound; the message says what to do."""
 
 
+#: the observations a check records on the task without a profile
+BARE = "bare task"
+
+
 @dataclasses.dataclass(frozen=True)
 class ActionError:
     """Max and mean absolute action difference to fp32, as fractions of the action range."""
@@ -75,9 +83,10 @@ class ActionError:
     max: float
     mean: float
     samples: int   # observations compared
+    on: str = BARE  # where they were recorded: the bare task, or "sim2real <profile>"
 
     def summary(self, precision: str, bound: float | None = None) -> str:
-        text = (f"{precision} vs fp32 on {self.samples} recorded observations: action error max "
+        text = (f"{precision} vs fp32 on {self.samples} recorded observations ({self.on}): action error max "
                 f"{self.max:.4f}, mean {self.mean:.5f} of the action range")
         return text + (f" (bound {bound:g})" if bound is not None else "")
 
@@ -112,27 +121,30 @@ def action_bounds(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(json.loads(meta["action_low"]), float), np.asarray(json.loads(meta["action_high"]), float)
 
 
-def action_error(reference: str | Path, candidate: str | Path, obs: np.ndarray) -> ActionError:
-    """:class:`ActionError` of ``candidate`` against ``reference`` (both ONNX) on ``obs``."""
+def action_error(reference: str | Path, candidate: str | Path, obs: np.ndarray, on: str = BARE) -> ActionError:
+    """:class:`ActionError` of ``candidate`` against ``reference`` (both ONNX) on ``obs`` (recorded ``on``)."""
     low, high = action_bounds(reference)
     span = np.where(high - low > 0, high - low, 1.0)
     span = np.where(np.isfinite(span), span, 1.0)  # unbounded dims: absolute error
     diff = np.abs(run_onnx(candidate, obs).astype(np.float64) - run_onnx(reference, obs).astype(np.float64)) / span
-    return ActionError(max=float(diff.max()), mean=float(diff.mean()), samples=int(len(obs)))
+    return ActionError(max=float(diff.max()), mean=float(diff.mean()), samples=int(len(obs)), on=on)
 
 
 def record_observations(policy: str | Path, task: str, env_kwargs: dict | None = None, num_envs: int = RECORD_ENVS,
-                        steps: int = RECORD_STEPS, seed: int = 0, obs_history: Any = None) -> np.ndarray:
+                        steps: int = RECORD_STEPS, seed: int = 0, obs_history: Any = None,
+                        sim2real: Any = None) -> np.ndarray:
     """Observations ``[num_envs * steps, obs_dim]`` (float32) of ``policy`` (an ONNX file) acting in ``task``.
 
     The deterministic policy runs ``steps`` control steps in ``num_envs`` envs of the run's
     task and task keywords (episodes reset as in training; ended ones restart), with the
-    run's ``obs_history`` (the policy's input) when it has one.
+    run's ``obs_history`` (the policy's input) when it has one, under the sim-to-real
+    profile ``sim2real`` when given (the observations the policy gets: noisy, delayed, lost).
     """
-    from .envs import make_vec_env
+    from .envs import make_vec_env, without_curricula
 
     session = _quiet_session(policy)
-    env = make_vec_env(task, num_envs, dict(env_kwargs or {}), obs_history=obs_history)
+    env = make_vec_env(task, num_envs, dict(env_kwargs or {}), obs_history=obs_history,
+                       sim2real=None if sim2real is None else without_curricula(sim2real))
     try:
         obs, _ = env.reset(seed=seed)
         seen = []
@@ -209,68 +221,90 @@ def _require_same_interface(source, model, precision: str) -> None:
 @dataclasses.dataclass(frozen=True)
 class PrecisionReport:
     precision: str
-    error: ActionError | None   # None for fp32
+    error: ActionError | None   # the worse of ``errors`` (the bound applies to it); None for fp32
     bound: float | None
+    errors: tuple[ActionError, ...] = ()  # one per observation set (bare task, the run's profile)
 
     def summary(self) -> str:
-        """The line ``unilab export --precision`` prints."""
+        """The lines ``unilab export --precision`` prints: each observation set's error, and the bound on the worse."""
         if self.error is None:
             return f"precision: {self.precision}"
         over = self.error.max > self.bound
-        return (f"precision: {self.precision} ({HOW[self.precision]}); "
-                + self.error.summary(self.precision, self.bound)
-                + ("; OVER the bound, written because of --force" if over else ""))
+        measured = self.errors or (self.error,)
+        worse = f"; the bound applies to the worse ({self.error.on})" if len(measured) > 1 else ""
+        return (f"precision: {self.precision} ({HOW[self.precision]}), bound {self.bound:g}{worse}"
+                + ("; OVER the bound, written because of --force" if over else "")
+                + "".join(f"\n  {e.summary(self.precision)}" for e in measured))
 
     def spec_section(self):
-        """The deploy spec's ``precision`` section (:class:`unilab_envs.deploy.spec.Precision`)."""
-        from unilab_envs.deploy.spec import Precision
+        """The deploy spec's ``precision`` section (:class:`unilab_envs.deploy.spec.Precision`): the worse
+        error as ``max_action_error`` / ``mean_action_error``, each observation set's in ``measured``."""
+        from unilab_envs.deploy.spec import Precision, PrecisionSample
 
         e = self.error
         if e is None:
             return Precision(self.precision)
+        measured = tuple(PrecisionSample(on=x.on, max_action_error=round(x.max, 6), mean_action_error=round(x.mean, 7),
+                                         samples=x.samples) for x in (self.errors or (e,)))
         return Precision(self.precision, max_action_error=round(e.max, 6), mean_action_error=round(e.mean, 7),
-                         samples=e.samples, bound=self.bound)
+                         samples=sum(x.samples for x in measured), bound=self.bound, measured=measured)
+
+
+def profile_label(sim2real: Any) -> str:
+    """How a profile's observation set is named in the report and the spec: ``sim2real <name>``."""
+    if isinstance(sim2real, str):
+        return f"sim2real {sim2real}"
+    extends = sim2real.get("extends") if isinstance(sim2real, dict) else None
+    return f"sim2real {extends} (the run's profile)" if extends else "sim2real (the run's inline profile)"
 
 
 def reduce_precision(fp32: str | Path, out: str | Path, precision: str, task: str | None,
                      env_kwargs: dict | None = None, bound: float | None = None, force: bool = False,
-                     obs: np.ndarray | None = None, obs_history: Any = None) -> PrecisionReport:
+                     obs: np.ndarray | None = None, obs_history: Any = None, sim2real: Any = None) -> PrecisionReport:
     """Convert ``fp32`` to ``precision`` at ``out`` after checking its actions against fp32.
 
     The observations are ``obs`` when given, else recorded by running the fp32 policy in
-    ``task`` (:func:`record_observations`). Raises :class:`PrecisionError` (and writes
-    nothing) when the max action error exceeds ``bound`` (default
+    ``task`` (:func:`record_observations`): on the bare task, and also under ``sim2real``
+    (the run's profile) when given. Raises :class:`PrecisionError` (and writes nothing)
+    when the max action error on either set exceeds ``bound`` (default
     :data:`DEFAULT_BOUNDS`) unless ``force``.
     """
     if precision == "fp32":
         convert(fp32, out, "fp32")
         return PrecisionReport("fp32", None, None)
     bound = DEFAULT_BOUNDS[precision] if bound is None else float(bound)
-    if obs is None:
+    if obs is not None:
+        sets = {BARE: obs}
+    else:
         if task is None:
             raise PrecisionError(f"cannot check the {precision} model: the run names no task to record observations "
                                  f"in; export fp32 (the default)")
-        obs = record_observations(fp32, task, env_kwargs, obs_history=obs_history)
+        sets = {BARE: record_observations(fp32, task, env_kwargs, obs_history=obs_history)}
+        if sim2real is not None:
+            sets[profile_label(sim2real)] = record_observations(fp32, task, env_kwargs, obs_history=obs_history,
+                                                                sim2real=sim2real)
     with tempfile.TemporaryDirectory() as work:
         candidate = convert(fp32, Path(work) / f"policy_{precision}.onnx", precision)
-        error = action_error(fp32, candidate, obs)
+        errors = tuple(action_error(fp32, candidate, o, on) for on, o in sets.items())
+        error = max(errors, key=lambda e: e.max)
         if error.max > bound and not force:
             raise PrecisionError(
                 f"the {precision} model's actions differ from fp32 by up to {error.max:.4f} of the action range "
-                f"(mean {error.mean:.5f}, {error.samples} recorded observations), over the bound {bound:g}; "
+                f"(mean {error.mean:.5f}, {error.samples} recorded observations: {error.on}), over the bound {bound:g}; "
                 f"nothing was written. Export fp32 or fp16 instead, raise the bound with --max-action-error "
                 f"if that error is acceptable for this robot, or write it anyway with --force")
         Path(out).parent.mkdir(parents=True, exist_ok=True)
         atomic_write(out, lambda tmp: Path(tmp).write_bytes(candidate.read_bytes()))
-    return PrecisionReport(precision, error, bound)
+    return PrecisionReport(precision, error, bound, errors)
 
 
 def reduce_run_precision(fp32: str | Path, out: str | Path, run_folder: str | Path, precision: str,
                          bound: float | None = None, force: bool = False) -> PrecisionReport:
-    """:func:`reduce_precision` with the observations recorded in ``run_folder``'s task (its ``config.yaml``)."""
-    from .deploy_export import run_history, run_task
+    """:func:`reduce_precision` with the observations recorded in ``run_folder``'s task (its ``config.yaml``),
+    bare and under the run's sim-to-real profile when it trained under one."""
+    from .deploy_export import run_history, run_sim2real, run_task
 
     found = run_task(Path(run_folder))
     task, env_kwargs = found if found is not None else (None, None)
     return reduce_precision(fp32, out, precision, task, env_kwargs, bound=bound, force=force,
-                            obs_history=run_history(Path(run_folder)))
+                            obs_history=run_history(Path(run_folder)), sim2real=run_sim2real(Path(run_folder)))

@@ -33,14 +33,21 @@ small, versioned JSON document:
     length, reset randomization, termination and success rules, as in training.
 ``precision``
     the numeric precision of the ONNX graph (``fp32``, ``fp16``, ``int8``: ``unilab export
-    --precision``) and how far its actions were measured from the fp32 policy's. Optional:
-    a spec without it (exported before this section existed) loads as ``fp32``. Input and
-    output stay float32 whatever the precision.
+    --precision``) and how far its actions were measured from the fp32 policy's: on the
+    bare task and, for a run trained under a sim-to-real profile, on observations recorded
+    under that profile (``measured``; the top-level error and the bound are the worse one's).
+    Optional: a spec without it (exported before this section existed) loads as ``fp32``.
+    Input and output stay float32 whatever the precision.
 ``safety``
     the safety guard between the policy and the motors (limits on the joint targets,
     watchdogs that latch a safe mode): the keys of a sim-to-real profile's ``safety:``
-    section (:class:`unilab_envs.deploy.safety.SafetyConfig`). Optional: a spec without it
-    runs no guard unless ``unilab play --safety`` asks for one.
+    section (:class:`unilab_envs.deploy.safety.SafetyConfig`). ``unilab export`` writes it
+    for every joystick policy, resolved on the training model (per-joint numbers by joint
+    name, :func:`unilab_envs.deploy.safety.spec_section`) and with a ``source``: the run's
+    profile section, or the defaults. ``PolicyIO`` and ``unilab play`` run it by default
+    (``PolicyIO(..., safety=False)`` / ``--safety off`` opt out). Optional: a spec without it
+    (exported before it; arm specs, whose actions are not ``home_offset``) runs no guard
+    unless ``unilab play --safety`` asks for one.
 ``terrain``
     rough-terrain tasks: the ``height_scan`` group's grid and frame, the heightfield geom the
     ground is read from, and how ``unilab play`` rebuilds the training terrain and where its
@@ -200,12 +207,25 @@ class Episode:
 
 
 @dataclass(frozen=True)
+class PrecisionSample:
+    """The action error on one set of recorded observations: ``on`` the bare task, or ``sim2real <profile>``."""
+
+    on: str
+    max_action_error: float
+    mean_action_error: float
+    samples: int
+
+
+@dataclass(frozen=True)
 class Precision:
     """The ONNX graph's numeric precision and what it costs in actions (``unilab export --precision``).
 
     ``max_action_error`` / ``mean_action_error``: max and mean absolute difference to the fp32
-    policy's action on ``samples`` recorded observations, as a fraction of the action range
-    (``high - low``); ``bound``: the max error the export allowed. ``None`` for fp32.
+    policy's action, as a fraction of the action range (``high - low``), on the worse of the
+    ``measured`` observation sets (the bare task, and the run's sim-to-real profile when it
+    trained under one); ``samples``: the observations of all sets; ``bound``: the max error the
+    export allowed, on the worse set. ``None`` / empty for fp32 (and ``measured`` empty in
+    specs exported before it: their error is on the bare task).
     """
 
     name: str = "fp32"
@@ -213,6 +233,7 @@ class Precision:
     mean_action_error: float | None = None
     samples: int | None = None
     bound: float | None = None
+    measured: tuple[PrecisionSample, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -258,6 +279,8 @@ class DeploySpec:
         data = _plain(dataclasses.asdict(self))
         if data.get("safety") is None:
             data.pop("safety", None)  # no guard: the key is left out, as in specs made before it
+        if not data["precision"].get("measured"):
+            data["precision"].pop("measured", None)  # fp32: nothing measured, as in specs made before it
         if data.get("terrain") is None:
             data.pop("terrain", None)  # flat ground: as in specs made before terrain tasks had one
         if data.get("history") is None:
@@ -353,7 +376,7 @@ _SECTIONS = {"task": TaskInfo, "timing": Timing, "model": ModelInfo, "observatio
 
 def _nested(cls: type) -> dict[str, Any]:
     """How :func:`_build` builds the values of ``cls``'s keys that are not plain JSON."""
-    if cls is ObsGroup:
+    if cls in (ObsGroup, PrecisionSample):
         return {}
     nested: dict[str, Any] = {key: _optional(section) for key, section in _SECTIONS.items()}
     if cls is DeploySpec:
@@ -362,6 +385,8 @@ def _nested(cls: type) -> dict[str, Any]:
         nested["columns"] = _listed(HistoryColumn, "columns")
     elif cls is Observation:
         nested["groups"] = _listed(ObsGroup, "groups")
+    elif cls is Precision:
+        nested["measured"] = _listed(PrecisionSample, "measured")
     return nested
 
 
@@ -556,6 +581,11 @@ def validate(spec: DeploySpec) -> None:
         value = getattr(p, key)
         _need(value is None or (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0),
               f"precision.{key} must be a finite number >= 0 or null, got {value!r}")
+    for i, m in enumerate(p.measured):
+        _need(isinstance(m, PrecisionSample) and isinstance(m.on, str)
+              and all(isinstance(v, (int, float)) and math.isfinite(v) and v >= 0
+                      for v in (m.max_action_error, m.mean_action_error, m.samples)),
+              f"precision.measured[{i}] needs 'on' (text) and finite action errors and samples >= 0, got {m!r}")
 
 
 def _validate_history(spec: DeploySpec) -> None:
