@@ -475,9 +475,18 @@ def _export_in(args: argparse.Namespace, work: Path) -> int:
 def _ship(args: argparse.Namespace) -> int:
     """``unilab ship RUN --out DIR``: a run as a policy folder (:mod:`trainers.common.ship`)."""
     from trainers.common.checkpoint import CheckpointError
+    from trainers.common.run_folder import RunFolderError, check_out_folder
     from trainers.common.ship import ship
     from trainers.ppo.config import ConfigError
 
+    if not Path(args.run).exists():
+        return _fail("ship", f"{args.run} does not exist: pass the run folder `unilab train --out` wrote")
+    try:
+        moved = check_out_folder(args.out, "ship", reads=args.run, overwrite=args.overwrite)
+    except RunFolderError as e:
+        return _fail("ship", e)
+    if moved is not None:
+        print(f"unilab ship: --overwrite: moved {args.out} aside to {moved}", file=sys.stderr)
     try:
         written = ship(args.run, args.out)
     except (CheckpointError, ConfigError, ValueError, OSError) as e:

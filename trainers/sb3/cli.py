@@ -138,6 +138,7 @@ def train_sb3(args: argparse.Namespace) -> Path:
         model, env = _load_or_build(algo, env, cfg, resume, seed=seed, device=device)
         out.mkdir(parents=True, exist_ok=True)
         (out / "config.yaml").write_text(text)
+        print(_header(args, model, cfg, out, resume), flush=True)
         path, interrupted, args.stop_signal = _learn_and_save(model, out, args.task, algo, total_steps, cfg,
                                                               bar=not getattr(args, "no_progress", False))
     finally:
@@ -201,6 +202,17 @@ def _learn_and_save(model: BaseAlgorithm, out: Path, task: str, algo: str, total
         model.logger.close()
         plot_learning_curve(out / "progress.csv", out / "learning_curve.png", title=f"{algo} on {task}")
     return path, interrupted or request.requested, request.signum
+
+
+def _header(args: argparse.Namespace, model: BaseAlgorithm, cfg: SB3TrainConfig, out: Path, resume) -> str:
+    """The line a run starts with: algo, task, device, envs, threads, profile, output folder, where it starts."""
+    from trainers.common.profile_label import profile_label
+    from unilab_envs.threads import resolve_num_threads
+
+    start = f"resuming {resume} at {model.num_timesteps} env steps" if resume else "a new run"
+    return (f"[unilab] train {args.task} with {args.algo} on {model.device}: {args.num_envs} envs, torch "
+            f"{torch.get_num_threads()} threads, env {resolve_num_threads()} threads; sim2real: "
+            f"{profile_label(cfg.sim2real)}; out {out} ({start}, {args.total_steps} steps)")
 
 
 def _stopped_message(args: argparse.Namespace, out: Path, steps: int) -> str:
