@@ -364,6 +364,10 @@ def _eval(args: argparse.Namespace) -> int:
             _check_commands(run)
         except (CheckpointError, ValueError) as e:
             return _fail("eval", e)
+    try:  # the first line says which profile the numbers are under
+        print(_eval_header(run, args), flush=True)
+    except (CheckpointError, ValueError) as e:
+        return _fail("eval", e)
     video = _video_path(args, run.folder)
     kwargs = dict(episodes=args.episodes, num_envs=args.num_envs, task=args.task, video=video, seed=args.seed,
                   device=args.device, sim2real=AS_TRAINED if args.sim2real is None else args.sim2real,
@@ -389,6 +393,27 @@ def _eval(args: argparse.Namespace) -> int:
         except ValueError as e:
             return _fail("eval", e)
     return 0
+
+
+def _run_config(run) -> dict:
+    """The config a run trained with: the checkpoint's (bundled PPO) or ``config.yaml`` (SB3)."""
+    if run.kind == "sb3":
+        import yaml
+
+        return yaml.safe_load((run.folder / "config.yaml").read_text()) or {}
+    from trainers.common.checkpoint import load_checkpoint
+    from trainers.ppo.runner import CKPT_FORMAT, CKPT_VERSION
+
+    return load_checkpoint(run.path, CKPT_FORMAT, CKPT_VERSION, required=("config",))["config"]
+
+
+def _eval_header(run, args: argparse.Namespace) -> str:
+    """``unilab eval``'s first line: the run, the task and the sim-to-real profile the numbers are under."""
+    from trainers.common.profile_label import evaluation_profile
+
+    config = _run_config(run)
+    return (f"evaluating {args.checkpoint} on {args.task or config.get('task')}; "
+            f"{evaluation_profile(args.sim2real, config.get('sim2real'))}")
 
 
 def _check_commands(run) -> None:

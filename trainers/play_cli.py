@@ -127,9 +127,14 @@ def run(args: argparse.Namespace) -> int:
                      f"(or copy policy.onnx again)")
     if not args.headless and headless:
         print("unilab play: no display, running headless (--headless)", file=sys.stderr)
+    how = f"headless, {args.episodes} episode{'s' * (args.episodes != 1)}" if headless else "in a window"
+    print(f"playing {player.spec.task.id} {how}; sim2real: {player.profile_label}", flush=True)  # the first line
     print(f"unilab play: {guard_line(getattr(args, 'safety', None), player.safety_source, player.spec.action.mode)}")
-    for note in player.io.actuator_differences():
+    for note in player.model_differences:  # read before the profile's motor-strength draw changes the gains
         print(f"unilab play: note: this model differs from the training model: {note}", file=sys.stderr)
+    gains = player.sim2real.gain_note() if player.sim2real is not None else None
+    if gains:
+        print(f"unilab play: note: {gains}", file=sys.stderr)
     if not headless:
         if args.video is not None:
             print("unilab play: note: --video films headless runs only (add --headless); the window is not filmed",

@@ -55,6 +55,10 @@ class Player:
         self.history = HistoryStack.from_spec(spec)  # the policy's past frames (the spec's history), or None
         self.resample_steps = (max(1, round(spec.command.resample_time / spec.timing.control_dt))
                                if spec.command.resample_time else 0)
+        #: how the model's actuators differ from training's, read before a profile's motor-strength draw
+        self.model_differences = self.io.actuator_differences()
+        #: the sim-to-real profile in the loop, in words (``none`` without one)
+        self.profile_label = str(sim2real) if sim2real else "none"
         self.state = self.reset()
 
     def reset(self, command: np.ndarray | None = None):

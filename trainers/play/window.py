@@ -35,7 +35,7 @@ def run_window(player: Player, duration: float | None = None, out=sys.stdout) ->
         viewer.cam.distance, viewer.cam.elevation, viewer.cam.azimuth = cam.distance, cam.elevation, cam.azimuth
         viewer.cam.lookat[:] = cam.lookat
         waits = "the arm picks the cube at once" if player.lift is not None else "the robot holds still until you press a key"
-        print(f"playing {player.spec.task.id} in a window; {waits} "
+        print(f"the window is open; {waits} "
               f"(the keys are shown in the window): {KEYS_HELP}", file=out, flush=True)
         fallen, sim_time, start = False, 0.0, time.perf_counter()
         dt = player.spec.timing.control_dt

@@ -127,7 +127,7 @@ class PlaySim2Real:
         if wanted and wanted != spec.task.id:
             raise SpecError(f"sim-to-real profile {name!r} is for {wanted}, but the policy is for {spec.task.id}; "
                             f"pick a profile whose env_id is {spec.task.id}")
-        self.profile, self.spec = dict(profile), spec
+        self.profile, self.spec, self.name = dict(profile), spec, name
         self.rng = np.random.default_rng(seed)
         self.applied = tuple(k for k in APPLIED if k in profile)
         self.skipped = tuple(k for k in PHYSICS if k in profile)
@@ -185,6 +185,16 @@ class PlaySim2Real:
         if self.skipped:
             text += f"; {', '.join(self.skipped)} not applied in play (physics: use --model-path)"
         return text
+
+    def gain_note(self) -> str | None:
+        """What the profile's motor-strength draw does to the actuators' Kp and Kd, as the play loop sees
+        it (so it is not mistaken for a model that differs from training); ``None`` when it leaves them alone."""
+        if self._strength is None or self._strength_target == "action":
+            return None
+        lo, hi = self._strength
+        each = "one factor per actuator" if self._per_actuator else "one factor for all actuators"
+        return (f"{self.name}'s motor_strength scales Kp and Kd by a factor drawn from [{lo:g}, {hi:g}] each "
+                f"episode ({each}), as in training")
 
     def _draw(self, shape, gaussian: bool) -> np.ndarray:
         return self.rng.standard_normal(shape) if gaussian else self.rng.uniform(-1.0, 1.0, shape)
