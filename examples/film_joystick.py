@@ -8,7 +8,7 @@
 ``--script``: space-separated ``vx,vy,yaw:seconds`` segments, held in turn (the task's own
 command resampling is switched off). The deterministic policy drives env 0 of a 1-env
 batch; every ``--every``-th control step is rendered (MuJoCo's software renderer takes
-~0.3 s a frame on a CPU). Prints the measured forward speed and yaw rate per segment.
+~0.15-0.2 s a frame on a CPU). Prints the measured forward speed and yaw rate per segment.
 """
 
 from __future__ import annotations

@@ -106,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "profile's whole range and a profile curriculum's sections run at full strength)")
     e.add_argument("--video", nargs="?", const="", metavar="PATH",
                    help="also film one episode of env 0 (off by default: MuJoCo's software renderer takes "
-                        "~0.3 s a frame on a CPU, minutes for a 1000-step Go1 episode; a progress bar shows it). "
+                        "~0.15-0.2 s a frame on a CPU, minutes for a 1000-step Go1 episode; a progress bar shows it). "
                         "PATH: .mp4 (needs imageio-ffmpeg) or .gif; without PATH runs/eval/<run name>.mp4 under "
                         "the working directory (.gif without imageio-ffmpeg), never into the run or policy folder. "
                         "Put it after the run folder")
