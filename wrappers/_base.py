@@ -15,13 +15,12 @@ packet) that must restart with each episode, so after every ``reset`` and
   channel) before restarting the row's state for the new one.
 
 Seeding. Each wrapper class draws from its own per-env stream,
-``seed_streams(env.unwrapped.seeds, stream=STREAM)``, (re)seeded when
+``seed_streams(env.unwrapped.seeds, stream=stream_id(SECTION))``, (re)seeded when
 ``reset(seed=...)`` is given and on the first reset, so env ``i`` of a batch
 seeded ``s`` sees exactly the perturbations of a single env seeded ``s + i``,
-whatever ``N`` and the thread count. Stream tags: 10 observation noise, 11 action
-noise, 12 IMU bias drift, 13 action latency, 14 observation latency, 15/16
-packet loss (observations/actions), 17 motor strength, 18 domain
-randomization, 19 pushes.
+whatever ``N`` and the thread count. The stream comes from the wrapper's name, its
+profile section (:func:`unilab_envs.core.rng.stream_id`: the sections recorded before
+keep their tags; a user's wrapper without a ``SECTION`` is named by its class).
 
 Family. All wrappers subclass ``gymnasium.vector.VectorWrapper``: Gymnasium's
 ``VectorObservationWrapper`` refuses SAME_STEP envs (it cannot see
@@ -46,7 +45,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv, VectorWrapper
 
 from unilab_envs.core.actions import validate_actions
 from unilab_envs.core.config import build_config, require, require_range
-from unilab_envs.core.rng import seed_streams
+from unilab_envs.core.rng import seed_streams, stream_id
 from unilab_envs.core.state import StateError, copy_attributes, restore_attributes
 
 T = TypeVar("T")
@@ -163,7 +162,8 @@ def episode_starts(mode: AutoresetMode, terminated, truncated, pending: np.ndarr
 class Sim2RealWrapper(VectorWrapper):
     """Episode tracking, seeding and buffers for one wrapper (see module docstring).
 
-    Subclasses set ``STREAM`` and override the hooks:
+    Subclasses set ``SECTION`` (their profile section: it names their RNG stream) and override
+    the hooks:
 
     * ``_actions(actions) -> actions`` before the inner step (action path);
     * ``_observe(obs, info, touch, started, final) -> obs`` after a reset
@@ -171,7 +171,7 @@ class Sim2RealWrapper(VectorWrapper):
       path; ``touch`` marks the rows whose observation is new.
     """
 
-    STREAM: int = -1
+    SECTION: str | None = None  # the profile section; None: the class name names the stream
     #: per-env attributes that carry over between steps (delay lines, biases, channel
     #: states, draws, timers); saved by :meth:`get_state` with the base's RNG and
     #: episode bookkeeping. Names a configuration did not create are skipped.
@@ -225,8 +225,13 @@ class Sim2RealWrapper(VectorWrapper):
             seeds = (0 if seed is None else int(seed)) + np.arange(self.num_envs, dtype=np.int64)
         return np.asarray(seeds, dtype=np.int64)
 
+    @property
+    def stream(self) -> int:
+        """This wrapper's RNG stream tag, from its name (:func:`~unilab_envs.core.rng.stream_id`)."""
+        return stream_id(self.SECTION or type(self).__name__)
+
     def _seed_streams(self, seed: int | None) -> None:
-        self._rng[:] = seed_streams(self._episode_seeds(seed), stream=self.STREAM)
+        self._rng[:] = seed_streams(self._episode_seeds(seed), stream=self.stream)
         self._seeded = True
 
     # --- gymnasium API -------------------------------------------------------

@@ -129,7 +129,7 @@ class ActionLatency(Sim2RealWrapper):
     ``ActionLatency(env, delay=1)`` or ``delay=(0, 2)``; ``delay`` holds each env's current ``k``.
     """
 
-    STREAM = 13
+    SECTION = "action_latency"
     STATE = ("_buf", "_head", "_count", "delay", "_out")
 
     def __init__(self, env: VectorEnv, config: LatencyConfig | Mapping[str, Any] | None = None, **kwargs: Any) -> None:
@@ -165,7 +165,7 @@ class ObservationLatency(Sim2RealWrapper):
     ``ObservationLatency(env, delay=(0, 2), groups=("gyro", "gravity"))``.
     """
 
-    STREAM = 14
+    SECTION = "observation_latency"
     STATE = ("_buf", "_head", "_count", "delay", "_out", "_final_out")
 
     def __init__(self, env: VectorEnv, config: LatencyConfig | Mapping[str, Any] | None = None, **kwargs: Any) -> None:

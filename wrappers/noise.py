@@ -130,7 +130,7 @@ class ObservationNoise(Sim2RealWrapper):
     ``env_level`` holds each env's multiplier of the current episode.
     """
 
-    STREAM = 10
+    SECTION = "observation_noise"
     STATE = ("env_level", "_out", "_final_out")
 
     def __init__(self, env: VectorEnv, config: ObservationNoiseConfig | Mapping[str, Any] | None = None, **kwargs: Any) -> None:
@@ -210,7 +210,7 @@ class ImuBiasDrift(Sim2RealWrapper):
     ``bias`` is the current ``(N, C)`` bias of the biased columns.
     """
 
-    STREAM = 12
+    SECTION = "imu_bias_drift"
     STATE = ("bias", "_out", "_final_out")
 
     def __init__(self, env: VectorEnv, config: ImuBiasDriftConfig | Mapping[str, Any] | None = None, **kwargs: Any) -> None:
@@ -270,7 +270,7 @@ class ActionNoiseConfig:
 class ActionNoise(Sim2RealWrapper):
     """Noise on every commanded action: ``ActionNoise(env, std=0.02)``."""
 
-    STREAM = 11
+    SECTION = "action_noise"
     STATE = ("_out",)
 
     def __init__(self, env: VectorEnv, config: ActionNoiseConfig | Mapping[str, Any] | None = None, **kwargs: Any) -> None:

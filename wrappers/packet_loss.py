@@ -34,11 +34,10 @@ import numba as nb
 import numpy as np
 from gymnasium.vector import VectorEnv
 
-from unilab_envs.core.rng import seed_streams, uniform
+from unilab_envs.core.rng import seed_streams, stream_id, uniform
 from wrappers._base import Sim2RealWrapper, row_kernel, make_config, require
 
 MODELS = ("bernoulli", "gilbert_elliott")
-ACTION_STREAM = 16
 
 
 @dataclass(frozen=True)
@@ -168,7 +167,7 @@ class PacketLoss(Sim2RealWrapper):
     ``actions={"model": "gilbert_elliott", "p_good_to_bad": 0.02, "p_bad_to_good": 0.3}``.
     """
 
-    STREAM = 15
+    SECTION = "packet_loss"
     STATE = ("_action_rng", "_obs_bad", "_action_bad", "_obs_held", "_action_held", "obs_lost", "action_lost", "_out", "_final_out", "_action_out")
 
     def __init__(self, env: VectorEnv, config: PacketLossConfig | Mapping[str, Any] | None = None, **kwargs: Any) -> None:
@@ -193,7 +192,7 @@ class PacketLoss(Sim2RealWrapper):
     def _seed_streams(self, seed):
         super()._seed_streams(seed)
         cfg = self.config
-        self._action_rng[:] = seed_streams(self._episode_seeds(seed), stream=ACTION_STREAM)
+        self._action_rng[:] = seed_streams(self._episode_seeds(seed), stream=stream_id(f"{self.SECTION}/actions"))
         if cfg.observations:
             _init_channel(self._rng, self._obs_bad, cfg.observations.stationary_bad)
         if cfg.actions:

@@ -232,7 +232,7 @@ class DomainRandomization(Sim2RealWrapper):
     (N, actuators), ``*_scale`` of dofs (N, nv)).
     """
 
-    STREAM = 18
+    SECTION = "domain_randomization"
     STATE = ("_draws", "_gain", "_bias")
 
     def __init__(self, env: VectorEnv, config: DomainRandomizationConfig | Mapping[str, Any] | None = None, **kwargs: Any) -> None:
@@ -356,7 +356,7 @@ class MotorStrengthConfig:
 class MotorStrength(Sim2RealWrapper):
     """Weaker or stronger motors per env: ``MotorStrength(env, strength=(0.9, 1.1))``; ``gain`` is ``(N, A)``."""
 
-    STREAM = 17
+    SECTION = "motor_strength"
     STATE = ("_draws", "gain", "_out", "_gain_f", "_bias_f")
 
     def __init__(self, env: VectorEnv, config: MotorStrengthConfig | Mapping[str, Any] | None = None, **kwargs: Any) -> None:
@@ -456,7 +456,7 @@ class RandomPushConfig:
 class RandomPush(Sim2RealWrapper):
     """Per-env pushes at random intervals (see :class:`RandomPushConfig`); ``info["pushed"]`` marks them."""
 
-    STREAM = 19
+    SECTION = "random_push"
     STATE = ("_countdown", "_remaining", "pushed", "level", "kick", "kick_age")
 
     def __init__(self, env: VectorEnv, config: RandomPushConfig | Mapping[str, Any] | None = None, **kwargs: Any) -> None:

@@ -64,7 +64,7 @@ class Safety(Sim2RealWrapper):
     ``limits`` are the resolved per-joint numbers, ``state`` the guard's per-env state.
     """
 
-    STREAM = 20  # draws nothing
+    SECTION = "safety"  # draws nothing
     STATE = ("_prev", "_hold", "_latched", "_reason", "_stale", "_obs_bad", "counts", "_gains_changed",
              "_gain_f", "_bias_f")
 

@@ -50,19 +50,10 @@ from wrappers.curriculum import ProfileCurriculum
 from wrappers.privileged import CleanObservationTap, PrivilegedCritic, privileged_parts
 from wrappers.safety import Safety
 
-#: section name -> wrapper, innermost first
-SECTIONS: dict[str, type] = {
-    "domain_randomization": DomainRandomization,
-    "random_push": RandomPush,
-    "motor_strength": MotorStrength,
-    "action_noise": ActionNoise,
-    "action_latency": ActionLatency,
-    "imu_bias_drift": ImuBiasDrift,
-    "observation_noise": ObservationNoise,
-    "observation_latency": ObservationLatency,
-    "packet_loss": PacketLoss,
-    "safety": Safety,
-}
+#: section name -> wrapper, innermost first (each wrapper's ``SECTION`` names it)
+SECTIONS: dict[str, type] = {cls.SECTION: cls for cls in (
+    DomainRandomization, RandomPush, MotorStrength, ActionNoise, ActionLatency, ImuBiasDrift, ObservationNoise,
+    ObservationLatency, PacketLoss, Safety)}
 META_KEYS = ("description", "robot", "env_id", "extends", "sources")
 OPTION_KEYS = ("privileged_critic", "curriculum")
 

@@ -6,10 +6,13 @@ SplitMix64 sequence, so env ``i``'s draws depend only on its own seed, never on
 ``seed`` draws exactly what a single env seeded with ``seed + i`` draws.
 
 Independent consumers (the task, each wrapper) take separate streams by mixing a
-``stream`` tag into the seed (:func:`seed_streams`).
+``stream`` tag, derived from the consumer's name (:func:`stream_id`), into the seed
+(:func:`seed_streams`).
 """
 
 from __future__ import annotations
+
+import hashlib
 
 import numba as nb
 import numpy as np
@@ -29,13 +32,36 @@ def _splitmix64_scalar(x: int) -> int:
     return z ^ (z >> 31)
 
 
+#: The stream tags in use before streams were named, kept so that every recorded number stands: the
+#: task's own draws, the spread of episode starts, and the sim-to-real wrappers by profile section.
+RECORDED_STREAMS: dict[str, int] = {
+    "task": 0, "episode_start_spread": 1,
+    "observation_noise": 10, "action_noise": 11, "imu_bias_drift": 12, "action_latency": 13,
+    "observation_latency": 14, "packet_loss": 15, "packet_loss/actions": 16, "motor_strength": 17,
+    "domain_randomization": 18, "random_push": 19, "safety": 20,
+}
+
+
+def stream_id(name: str) -> int:
+    """The stream tag of the consumer called ``name`` (a wrapper's profile section, say).
+
+    A recorded name keeps its tag (:data:`RECORDED_STREAMS`); any other name gets 64 bits of its
+    BLAKE2b hash with the top bit set, so a new consumer (a user's own wrapper) needs no number
+    picked by hand and never shares a stream with a recorded one or with another name.
+    """
+    if name in RECORDED_STREAMS:
+        return RECORDED_STREAMS[name]
+    digest = hashlib.blake2b(name.encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") | (1 << 63)
+
+
 def seed_streams(seeds: np.ndarray, stream: int = 0) -> np.ndarray:
     """Initial states ``(N,) uint64`` for per-env seeds ``(N,)`` on a named stream.
 
     Args:
         seeds: one non-negative integer seed per env.
-        stream: a small integer naming the consumer (0: the task; wrappers
-            use their own tags) so that consumers draw independent numbers.
+        stream: the consumer's tag (:func:`stream_id` of its name) so that
+            consumers draw independent numbers.
     """
     out = np.empty(len(seeds), dtype=np.uint64)
     for k, s in enumerate(np.asarray(seeds, dtype=np.int64)):

@@ -61,14 +61,13 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 
 from unilab_envs.core import compile_notice
 from unilab_envs.core.actions import validate_actions
-from unilab_envs.core.rng import seed_streams, uniform
+from unilab_envs.core.rng import seed_streams, stream_id, uniform
 from unilab_envs.core.task import Task
 from unilab_envs.core.state import StateError, batch_state, copy_attributes, restore_attributes, restore_batch_state
 from unilab_envs.threads import numba_threads, resolve_num_threads
 
 compile_notice.install()  # one line on stderr when the first kernel compiles (a cold Numba cache)
 
-SPREAD_STREAM = 1  # the RNG stream that draws spread episode starts
 #: The bound of every observation and privileged-observation element: any finite float32.
 #: Observations are never inf or NaN (a diverged row's non-finite entries become 0, see the
 #: module docstring), so the spaces say so instead of declaring +/-inf.
@@ -191,7 +190,7 @@ class UniLabVectorEnv(VectorEnv):
     # --- seeding and reset -------------------------------------------------
     def _seed(self, seed: int | list[int] | np.ndarray) -> None:
         self.seeds = _episode_seeds(seed, self.num_envs)
-        self._rng[:] = seed_streams(self.seeds, stream=0)
+        self._rng[:] = seed_streams(self.seeds, stream=stream_id("task"))
         self._seeded = True
 
     def reset(self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None):
@@ -217,7 +216,7 @@ class UniLabVectorEnv(VectorEnv):
             ids = np.flatnonzero(mask).astype(np.int32)
         self._reset_rows(ids)
         if reset_mask is None and self.spread_episode_starts and self.max_episode_steps:
-            spread_rng = seed_streams(self.seeds, stream=SPREAD_STREAM)
+            spread_rng = seed_streams(self.seeds, stream=stream_id("episode_start_spread"))
             _spread_starts(self._episode_step, spread_rng, self.max_episode_steps)
         self._pending_reset[ids] = False
         if ids.size == self.num_envs:
