@@ -22,12 +22,6 @@ from .models import ActorCritic, EmpiricalNormalizer
 from .storage import Minibatch, RolloutStorage
 
 
-# What one minibatch step reports, in the order of its stats tensor (one tensor: one device sync per
-# update): the losses' own statistics, then the gradient norm the optimizer step adds
-LOSS_STATS = ("loss/policy", "loss/value", "loss/entropy", "loss/kl", "loss/clip_fraction", "loss/symmetry")
-MINIBATCH_STATS = (*LOSS_STATS, "loss/grad_norm")
-
-
 def linear_learning_rate(base: float, progress: float) -> float:
     """The linear schedule's rate at ``progress`` (iteration / total iterations): ``base`` to 0."""
     return base * max(1.0 - progress, 0.0)
@@ -152,12 +146,12 @@ class PPO:
         if self.graphed is not None:
             sums, n = self.graphed.run(storage, generator, adv)
         else:
-            sums = torch.zeros(len(MINIBATCH_STATS), device=self.device)
+            sums = torch.zeros(len(L.MINIBATCH_STATS), device=self.device)
             n = 0
             for mb in storage.minibatches(cfg.num_minibatches, cfg.num_epochs, generator, advantages=adv):
                 sums += self.minibatch_step(mb, storage.old_log_std)
                 n += 1
-        stats = dict(zip(MINIBATCH_STATS, (sums / max(n, 1)).tolist()))
+        stats = dict(zip(L.MINIBATCH_STATS, (sums / max(n, 1)).tolist()))
         if self.symmetry is None:
             del stats["loss/symmetry"]
         stats["learning_rate"] = self.learning_rate
@@ -165,7 +159,7 @@ class PPO:
         return stats
 
     def losses(self, mb: Minibatch, old_log_std: torch.Tensor):
-        """``(loss, kl, stats)`` of one minibatch: ``stats`` holds :data:`LOSS_STATS`, in that order."""
+        """``(loss, kl, stats)`` of one minibatch: ``stats`` holds :data:`~trainers.ppo.losses.LOSS_STATS` in order."""
         cfg = self.cfg
         with self.autocast():
             mean = self.action_mean(mb.obs)
@@ -191,11 +185,12 @@ class PPO:
             clip_frac = L.masked_mean(((log_prob - mb.log_probs).exp() - 1.0).abs().gt(cfg.clip).float(), mb.mask)
             named = {"loss/policy": policy_loss, "loss/value": value_loss, "loss/entropy": entropy, "loss/kl": kl,
                      "loss/clip_fraction": clip_frac, "loss/symmetry": symmetry}
-            stats = torch.stack([named[name].detach() for name in LOSS_STATS])
+            stats = torch.stack([named[name].detach() for name in L.LOSS_STATS])
         return loss, kl, stats
 
     def minibatch_step(self, mb: Minibatch, old_log_std: torch.Tensor) -> torch.Tensor:
-        """Losses on one minibatch and one gradient step (eager); returns detached :data:`MINIBATCH_STATS`."""
+        """Losses on one minibatch and one gradient step (eager); returns the detached
+        :data:`~trainers.ppo.losses.MINIBATCH_STATS`."""
         loss, kl, stats = self.losses(mb, old_log_std)
         if self.cfg.schedule == "adaptive":  # as rsl_rl: the lr of this step already reacts to its KL
             self.set_learning_rate(L.adaptive_learning_rate(self.learning_rate, self.reduce_kl(kl).item(),

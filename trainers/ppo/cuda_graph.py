@@ -19,7 +19,6 @@ from __future__ import annotations
 import torch
 
 from . import losses as L
-from .algorithm import MINIBATCH_STATS
 
 
 class GraphedUpdate:
@@ -64,7 +63,7 @@ class GraphedUpdate:
         algo = self.algo
         self.storage, self.widths = storage, widths
         self.rows = table[:size].clone()
-        self.acc = torch.zeros(len(MINIBATCH_STATS), device=table.device)
+        self.acc = torch.zeros(len(L.MINIBATCH_STATS), device=table.device)
         snapshot = self._snapshot()
         side = torch.cuda.Stream(device=table.device)
         side.wait_stream(torch.cuda.current_stream(table.device))

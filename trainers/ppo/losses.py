@@ -13,6 +13,11 @@ import torch
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
+#: What one minibatch step reports, in the order of its statistics tensor (one tensor: one device
+#: sync per update): the losses' own statistics, then the gradient norm the optimizer step adds.
+LOSS_STATS = ("loss/policy", "loss/value", "loss/entropy", "loss/kl", "loss/clip_fraction", "loss/symmetry")
+MINIBATCH_STATS = (*LOSS_STATS, "loss/grad_norm")
+
 
 def masked_mean(x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
     """Mean of ``x`` ``[B]`` over rows where ``mask`` ``[B]`` is 1."""
