@@ -27,6 +27,7 @@ from pathlib import Path
 
 from ..common.checkpoint import CheckpointError, load_checkpoint
 from .algorithm import PPO
+from .checkpoint_format import CKPT_FORMAT, CKPT_VERSION, check_compatible
 
 
 def _checkpoint_path(path: str | Path) -> Path:
@@ -49,7 +50,6 @@ def inherit_history(cfg, is_main: bool = True):
     :class:`CheckpointError` when both set one and they differ."""
     from unilab_envs.deploy.history import history_config
 
-    from .runner import CKPT_FORMAT, CKPT_VERSION
 
     path = _checkpoint_path(cfg.init_from)
     try:
@@ -85,7 +85,6 @@ def initialize_from(algo: PPO, dims, task: str, path: str | Path, fresh_normaliz
     Raises :class:`CheckpointError` when the checkpoint is of another task, observation or
     action size, or network shape.
     """
-    from .runner import CKPT_FORMAT, CKPT_VERSION, check_compatible
 
     path = _checkpoint_path(path)
     ckpt = load_checkpoint(path, CKPT_FORMAT, CKPT_VERSION, required=("config", "dims", "algo"), map_location=algo.device)

@@ -53,6 +53,7 @@ from ..common.denormals import denormals_flushed
 from ..common.logging import RunLogger
 from ..common.signals import route_stop_signals, say
 from .algorithm import PPO, linear_learning_rate
+from .checkpoint_format import CKPT_FORMAT, CKPT_VERSION, check_compatible  # noqa: F401 (re-exported)
 from .collector import Collector
 from .config import TrainConfig, to_dict
 from .early_stop import stop_callback
@@ -61,8 +62,6 @@ from .faults import TrainingFault, close_log, nonfinite_message, write_failure, 
 from .models import ActorCritic, EmpiricalNormalizer
 from .storage import RolloutStorage
 
-CKPT_FORMAT = "unilab-ppo"
-CKPT_VERSION = 1
 _REQUIRED = ("config", "dims", "algo", "iteration", "env_steps", "rng")
 
 
@@ -520,19 +519,6 @@ class _NullLogger:
 
     def close(self) -> None:
         pass
-
-
-def check_compatible(ckpt: dict, dims, path, critic: bool = True) -> None:
-    """``CheckpointError`` when the checkpoint's sizes differ from the env's; ``critic=False`` (evaluation,
-    export) compares only the policy's, so a run whose critic saw training-only extras runs anywhere."""
-    got = ckpt["dims"]
-    want = dataclasses.asdict(dims)
-    if not critic:
-        want = {k: want[k] for k in ("obs", "act")}
-        got = {k: got.get(k) for k in want}
-    if got != want:
-        diff = ", ".join(f"{k}: checkpoint {got.get(k)} vs env {want[k]}" for k in want if got.get(k) != want[k])
-        raise CheckpointError(f"checkpoint {path} does not match this env ({diff})")
 
 
 def _postfix(s: dict) -> str:
