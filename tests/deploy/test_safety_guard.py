@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from pathlib import Path
 
 import mujoco
 import numpy as np
@@ -245,8 +246,9 @@ def go1():
 
 def test_old_specs_load_without_a_guard_and_a_safety_section_round_trips(go1):
     spec, model = go1
-    shipped = load_spec("policies/go1_joystick")
-    assert shipped.safety is None and "safety" not in json.loads(shipped.to_json())
+    old = json.loads(Path("policies/go1_joystick/deploy_spec.json").read_text())
+    del old["safety"]  # as exported before specs carried the guard
+    assert spec_from_dict(old).safety is None and "safety" not in json.loads(spec_from_dict(old).to_json())
     guarded = dataclasses.replace(spec, safety=safety_config({"max_target_step": {"*_calf_joint": 0.3}, "safe_mode": "hold"}))
     again = spec_from_json(guarded.to_json())
     assert again == guarded and again.safety.max_target_step == {"*_calf_joint": 0.3}
@@ -278,6 +280,7 @@ def test_play_runs_the_guard_from_the_flag_the_profile_or_the_spec(tmp_path):
     from trainers.play import Player, PlayError, find_policy, play_safety
 
     bundle = find_policy("policies/go1_joystick")
+    bundle = dataclasses.replace(bundle, spec=dataclasses.replace(bundle.spec, safety=None))  # a spec from before the guard
     spec = bundle.spec
     assert play_safety(None, spec, None) == (None, None)  # nothing asks for a guard
     assert play_safety("on", spec, None) == ({}, "defaults")
@@ -337,6 +340,9 @@ def test_play_cli_safety_flag(capsys):
             return e.code
 
     assert run(["play", "policies/go1_joystick", "--headless", "--episodes", "1", "--no-progress", "--safety"]) == 0
+    assert "safety (the deploy spec)" in capsys.readouterr().out  # the shipped spec carries the default guard
+    assert run(["play", "policies/go1_joystick", "--headless", "--episodes", "1", "--no-progress", "--safety",
+                "default"]) == 0
     assert "safety (defaults)" in capsys.readouterr().out
     assert run(["play", "policies/go1_joystick", "--headless", "--episodes", "1", "--no-progress", "--safety", "nope"]) == 2
     err = capsys.readouterr().err.strip()
