@@ -1,11 +1,12 @@
 """Quickstart: make a UniLab task, step it with random actions, save a GIF.
 
-    python examples/quickstart.py [--task UniLab/Go1Joystick-v0] [--out quickstart.gif]
+    python examples/quickstart.py [--task UniLab/Go1Joystick-v0] [--out runs/quickstart.gif]
 """
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import gymnasium as gym
 import imageio.v2 as imageio
@@ -19,7 +20,8 @@ def main() -> None:
     parser.add_argument("--task", default="UniLab/Go1Joystick-v0")
     parser.add_argument("--num-envs", type=int, default=64)
     parser.add_argument("--steps", type=int, default=50)
-    parser.add_argument("--out", default="quickstart.gif")
+    parser.add_argument("--out", default="runs/quickstart.gif",
+                        help="the GIF (default runs/quickstart.gif: runs/ holds outputs, ignored by git)")
     args = parser.parse_args()
 
     # One env, the Gymnasium way.
@@ -32,6 +34,7 @@ def main() -> None:
         if terminated or truncated:
             obs, info = env.reset()
     env.close()
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     imageio.mimsave(args.out, frames, duration=env.unwrapped.dt * 1000, loop=0)
 
     # Many envs, natively batched on MuJoCo's thread pool.
