@@ -2,7 +2,8 @@
 
 ``load_spec(path)`` reads and validates a ``deploy_spec.json`` (or the copy in an exported
 ``policy.onnx``); ``PolicyIO(spec, model)`` builds the policy's observation from a plain
-``mujoco.MjData`` and maps its action to ``ctrl``; ``HistoryStack.from_spec(spec)`` stacks the
+``mujoco.MjData`` and maps its action to ``ctrl``, through the spec's safety guard
+(``unilab_envs.deploy.safety``) when the spec carries one (``safety=False`` opts out); ``HistoryStack.from_spec(spec)`` stacks the
 past frames a policy with an observation history reads; ``unilab_envs.deploy.sim2real`` adds a
 sim-to-real profile's noise, latency and packet loss around that loop. None of these
 import torch or Numba, so a robot-side program can use them as they are. Building a
