@@ -90,8 +90,14 @@ def test_the_spec_limits_rule_on_a_robot_model_that_declares_none(go1, tmp_path)
     np.testing.assert_array_equal(SafetyGuard.from_spec(spec, model).limits.tau, [23.7, 23.7, 35.55] * 4)
 
 
-def test_arm_specs_carry_no_guard():
-    assert deploy_spec_for(UR5, safety={}, safety_source="test").safety is None
+def test_arm_specs_carry_no_guard_and_refuse_one_given_to_the_runtime():
+    from unilab_envs.config import ConfigError
+
+    spec = deploy_spec_for(UR5, safety={}, safety_source="test")
+    model = mujoco.MjModel.from_xml_path(str(default_model_path(UR5)))
+    assert spec.safety is None and PolicyIO(spec, model).guard is None
+    with pytest.raises(ConfigError, match="the guard maps home_offset actions"):
+        PolicyIO(spec, model, safety={})
 
 
 # --- the runtime runs it by default -----------------------------------------------------------

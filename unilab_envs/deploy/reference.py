@@ -85,7 +85,8 @@ class PolicyIO:
 
     ``safety``: ``True`` (the default) runs the spec's ``safety`` section when it has one
     (``io.guard``; ``None`` for a spec without one, or for actions that are not
-    ``home_offset``); ``False`` runs none; a ``safety:`` mapping runs that section instead.
+    ``home_offset``); ``False`` runs none; a ``safety:`` mapping runs that section instead
+    (a ``ConfigError`` for actions that are not ``home_offset``: the guard maps joint targets).
     """
 
     def __init__(self, spec: DeploySpec, model: mujoco.MjModel, safety=True) -> None:
@@ -128,8 +129,9 @@ class PolicyIO:
         self.needs_kinematics = self.needs_kinematics or self.grasp is not None
         self._obs = np.zeros(spec.observation.size, dtype=np.float32)
         section = spec.safety if safety is True else (None if safety is False else safety)
+        asked = safety is not True and safety is not False  # a section given here: refused for other action modes
         self.guard = (SafetyGuard.from_spec(spec, model, section)
-                      if section is not None and a.mode == "home_offset" else None)
+                      if section is not None and (a.mode == "home_offset" or asked) else None)
         self._guard_obs: np.ndarray | None = None  # the last observation, for the guard's non-finite watchdog
         self._nominal_gains: tuple[np.ndarray, np.ndarray] | None = None  # the gains before the safe mode
 
