@@ -127,8 +127,11 @@ def run(args: argparse.Namespace) -> int:
                      f"(or copy policy.onnx again)")
     if not args.headless and headless:
         print("unilab play: no display, running headless (--headless)", file=sys.stderr)
-    how = f"headless, {args.episodes} episode{'s' * (args.episodes != 1)}" if headless else "in a window"
-    print(f"playing {player.spec.task.id} {how}; sim2real: {player.profile_label}", flush=True)  # the first line
+    from trainers.play.window import window_intro
+
+    episodes = f"{args.episodes} episode{'s' * (args.episodes != 1)}"
+    print(f"playing {player.spec.task.id} headless, {episodes}; sim2real: {player.profile_label}" if headless
+          else window_intro(player), flush=True)  # the first line: what plays, under which profile
     print(f"unilab play: {guard_line(getattr(args, 'safety', None), player.safety_source, player.spec.action.mode)}")
     for note in player.model_differences:  # read before the profile's motor-strength draw changes the gains
         print(f"unilab play: note: this model differs from the training model: {note}", file=sys.stderr)
@@ -140,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
             print("unilab play: note: --video films headless runs only (add --headless); the window is not filmed",
                   file=sys.stderr)
         try:
-            return run_window(player, args.duration)
+            return run_window(player, args.duration, intro=False)
         except Exception as e:  # noqa: BLE001 - GLFW / OpenGL could not open a window
             return _fail(f"could not open the viewer window ({type(e).__name__}: {e}); "
                          f"use --headless, or check DISPLAY and OpenGL (MUJOCO_GL=glfw)")

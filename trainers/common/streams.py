@@ -120,6 +120,9 @@ class FallbackStream(io.TextIOBase):
     def writable(self) -> bool:
         return True
 
+    def __getattr__(self, name: str):  # the rest (``buffer``, ``reconfigure``, ...): the wrapped stream's
+        return getattr(self.stream, name)
+
 
 @contextlib.contextmanager
 def fallback_output(log_path: str | os.PathLike) -> Iterator[tuple[FallbackStream, FallbackStream]]:

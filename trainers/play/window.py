@@ -17,11 +17,20 @@ MAX_STEPS_PER_FRAME = 25  # control steps between two viewer frames, at most
 MAX_LAG_S = 0.25
 
 
-def run_window(player: Player, duration: float | None = None, out=sys.stdout) -> int:
+def window_intro(player: Player) -> str:
+    """The line a window starts with: the task, the sim-to-real profile, what the robot does first, the keys."""
+    waits = "the arm picks the cube at once" if player.lift is not None else "the robot holds still until you press a key"
+    return (f"playing {player.spec.task.id} in a window; sim2real: {player.profile_label}; {waits} "
+            f"(the keys are shown in the window): {KEYS_HELP}")
+
+
+def run_window(player: Player, duration: float | None = None, out=sys.stdout, intro: bool = True) -> int:
     """Real-time play in ``mujoco.viewer.launch_passive`` until the window closes (or ``duration`` s of sim time).
 
     The robot starts on :func:`~trainers.play.keys.idle_command` and waits for the keyboard;
-    the window shows the command and the keys (:func:`~trainers.play.overlays.keys_overlay`)."""
+    the window shows the command and the keys (:func:`~trainers.play.overlays.keys_overlay`).
+    ``intro``: print :func:`window_intro` to ``out`` once the window is open (``unilab play`` prints
+    it itself, as its first line)."""
     import mujoco.viewer
 
     keys: queue.SimpleQueue[int] = queue.SimpleQueue()
@@ -34,9 +43,8 @@ def run_window(player: Player, duration: float | None = None, out=sys.stdout) ->
         viewer.cam.type, viewer.cam.trackbodyid = cam.type, cam.trackbodyid
         viewer.cam.distance, viewer.cam.elevation, viewer.cam.azimuth = cam.distance, cam.elevation, cam.azimuth
         viewer.cam.lookat[:] = cam.lookat
-        waits = "the arm picks the cube at once" if player.lift is not None else "the robot holds still until you press a key"
-        print(f"the window is open; {waits} "
-              f"(the keys are shown in the window): {KEYS_HELP}", file=out, flush=True)
+        if intro:
+            print(window_intro(player), file=out, flush=True)
         fallen, sim_time, start = False, 0.0, time.perf_counter()
         dt = player.spec.timing.control_dt
         while viewer.is_running() and (duration is None or sim_time < duration):
