@@ -119,3 +119,28 @@ def test_a_closed_stdout_falls_back_to_the_log_and_stderr_still_speaks(tmp_path,
     assert "[unilab] train PointReach ..." in text and "bar 2/10\ndone: 1 steps" in text and "bar 1/10" not in text
     assert "Resume with" in err.getvalue() and "Resume with" not in text
     dead.flush()  # what interpreter exit does: the descriptor now points at the log, so it does not fail
+
+
+def test_nohup_keeps_sighup_ignored_and_the_other_signals_are_routed():
+    """Under ``nohup`` SIGHUP is ignored so the run outlives the terminal: the stop handlers keep it so."""
+    import signal
+
+    from trainers.common.signals import exit_status, route_stop_signals
+
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    handler = lambda signum, frame: None  # noqa: E731
+    try:
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        restore = route_stop_signals(handler)
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+        assert signal.getsignal(signal.SIGINT) is handler and signal.getsignal(signal.SIGTERM) is handler
+        restore()
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+        restore = route_stop_signals(handler)
+        assert signal.getsignal(signal.SIGHUP) is handler
+        restore()
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_DFL
+    finally:
+        for s, h in before.items():
+            signal.signal(s, h)
+    assert [exit_status(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, None)] == [130, 143, 129, 130]

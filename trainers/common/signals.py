@@ -37,11 +37,14 @@ def say(message: str) -> None:
 
 def route_stop_signals(handler: Callable) -> Callable[[], None]:
     """Install ``handler(signum, frame)`` for :data:`STOP_SIGNALS`; return the function that puts
-    the previous handlers back. Off the main thread (where Python cannot set handlers) nothing
-    changes and the returned function does nothing."""
+    the previous handlers back. An ignored SIGHUP (``nohup``) stays ignored. Off the main thread
+    (where Python cannot set handlers) nothing changes and the returned function does nothing."""
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
     previous = {s: signal.getsignal(s) for s in STOP_SIGNALS}
+    hup = getattr(signal, "SIGHUP", None)
+    if previous.get(hup) is signal.SIG_IGN:  # nohup: the run is meant to outlive the terminal, so it keeps doing so
+        del previous[hup]
     for s in previous:
         signal.signal(s, handler)
 
