@@ -7,6 +7,7 @@ Run directory (``config.out``, default ``runs/<task>``)::
     progress.csv         one row per iteration: returns, reward/<term>, losses, KL, lr, perf/*
     tb/                  TensorBoard events (same scalars)
     learning_curve.png   written at the end (also after Ctrl-C)
+    train.log            ``unilab train``'s output once its stdout/stderr closed (a dead tee); only then
 
 Ctrl-C (or SIGTERM, SIGHUP) asks the loop to stop at the end of the current iteration; it
 then saves a checkpoint, writes the curve and returns (a second Ctrl-C stops at once and

@@ -11,6 +11,7 @@ directory ``args.out`` follows the bundled runner's layout::
     checkpoint_vecnormalize.pkl   its VecNormalize statistics
     model.zip, model_vecnormalize.pkl   the final model and statistics (also after Ctrl-C)
     learning_curve.png            return and reward terms against env steps
+    train.log                     the output once stdout/stderr closed (a dead tee); only then
 
 ``--resume <checkpoint.zip | run dir>`` continues a run up to ``--total-steps`` (from a run
 dir: the newer of checkpoint.zip and model.zip).
