@@ -173,7 +173,8 @@ def test_play_says_whether_the_guard_is_on(tmp_path, capsys):
     folder = tmp_path / "go1"
     assert run(["export", str(ROOT / "policies" / "go1_joystick"), "--out", str(folder / "policy.onnx")]) == 0
     assert load_spec(folder).safety.source.startswith("defaults")
-    capsys.readouterr()
+    assert "safety guard in the spec, run by unilab play and PolicyIO by default: defaults (the run trained without " \
+           "a safety section)" in capsys.readouterr().out  # export states whose numbers it wrote
     assert run(["play", str(folder), "--headless", "--episodes", "1", "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert "unilab play: safety guard: on (the deploy spec's section; --safety off runs without it)" in out

@@ -169,3 +169,14 @@ def attach_for_run(onnx_path: str | Path, run_folder: str | Path, precision: Pre
     out = onnx_path.parent / SPEC_FILENAME
     atomic_write(out, lambda tmp: Path(tmp).write_text(spec.to_json()))
     return out
+
+
+def safety_line(spec_path: str | Path) -> str:
+    """The line ``unilab export`` prints about the guard it wrote into the spec at ``spec_path``: whose numbers."""
+    from unilab_envs.deploy.spec import load_spec
+
+    spec = load_spec(spec_path)
+    if spec.safety is None:
+        return (f"safety guard: none in the spec (the guard maps home_offset joint targets; these actions are "
+                f"{spec.action.mode})")
+    return f"safety guard in the spec, run by unilab play and PolicyIO by default: {spec.safety.source}"
