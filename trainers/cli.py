@@ -16,6 +16,10 @@ Train settings layer as: task YAML defaults (``trainers/configs``) < ``--config 
 flags < ``key=value`` overrides. ``unilab train --task T --print-config`` shows the result.
 Without ``--task`` (nor a config or checkpoint naming one) it trains ``UniLab/Go1Joystick-v0``.
 
+An ``--out`` that holds a run is refused (``--resume`` it, pick another ``--out``, or
+``--overwrite`` to move it aside); Ctrl-C, SIGTERM and SIGHUP finish the iteration, save and exit
+with 130, 143, 129; a closed stdout/stderr sends the output to ``<out>/train.log`` (docs/training.md).
+
 Mistakes (an unknown task, a bad option, config value or env keyword, ``--device cuda``
 without CUDA) end in one line on stderr and exit status 2, before any run folder is made.
 So do a corrupt checkpoint, a NaN learner and a full disk during training (docs/faults.md).
