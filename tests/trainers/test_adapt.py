@@ -236,7 +236,7 @@ def check_report_set(rows, text, src, out, best_round):
     assert f"report set (64 episodes from seed {report}, not used to choose), before (the source)" in text
     assert f"after (best/, round {best_round})" in text
     before, after = rows[0], rows[best_round]
-    assert (f"on the report set (64 episodes from seed {report}, disjoint from the selection set's): success "
+    assert (f"on the report set (64 episodes from seed {report}, disjoint from the selection set's): success score "
             f"{float(before['report_metric']):.1%} -> {float(after['report_metric']):.1%}") in text
     # the report set's numbers are what evaluating there gives: after = best/, before = the source
     again = evaluate(out / "best", episodes=64, seed=report, progress=False)

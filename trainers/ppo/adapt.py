@@ -424,11 +424,11 @@ def _report_line(row: Row, when: str, what: str) -> str:
     """The report set's numbers of ``row`` (round 0: before; the kept round: after)."""
     p, name = row.report, row.metric_name
     text = (f"report set ({p.episodes} episodes from seed {row.report_seed}, not used to choose), {when} "
-            f"({what}): {name} {_fmt(score(p, name), name)}")
+            f"({what}): {name} score {_fmt(score(p, name), name)}")
     if p.success_rate is None:
         text += f", falls {p.fall_rate:.1%}"
     if p.tracking_share is not None:
-        text += f", tracking {p.tracking_share:.1%}, walks {p.walk_rate():.1%}"
+        text += f", tracking share {p.tracking_share:.1%}, walks {p.walk_rate():.1%}"
     if p.success_rate is not None:
         text += f", success {p.success_rate:.1%}"
     return text + f", return {p.mean_return:.4g}"
@@ -486,7 +486,7 @@ def _reported(result: AdaptResult) -> list[str]:
     (before, after), name = result.reported, result.metric_name
     a, b = before.report, after.report
     text = (f"on the report set ({b.episodes} episodes from seed {after.report_seed}, disjoint from the "
-            f"selection set's): {name} {_fmt(score(a, name), name)} -> {_fmt(score(b, name), name)}")
+            f"selection set's): {name} score {_fmt(score(a, name), name)} -> {_fmt(score(b, name), name)}")
     if a.success_rate is None:
         text += f", falls {a.fall_rate:.1%} -> {b.fall_rate:.1%}"
     if a.tracking_share is not None:
