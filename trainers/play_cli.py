@@ -61,9 +61,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of resets, commands and sim-to-real draws (default 0)")
     p.add_argument("--video", nargs="?", const="", metavar="PATH",
                    help="headless: also film the first episode (off by default: MuJoCo's software renderer takes "
-                        "~0.15-0.2 s a frame on a CPU). PATH: .mp4 (needs imageio-ffmpeg, else a .gif is written) or .gif; "
-                        "without PATH runs/play/<policy folder name>.mp4 under the working directory, never into the "
-                        "policy folder. Put it after the policy folder")
+                        "~0.15-0.2 s a frame on a CPU). PATH: .mp4 (needs imageio-ffmpeg, else a .gif is written) "
+                        "or .gif; without PATH runs/play/<policy folder name>.mp4 under the working directory, never "
+                        "into the policy folder. Put it after the policy folder")
     p.add_argument("--no-video", action="store_true", help=argparse.SUPPRESS)  # the old opt-out; now the default
     p.add_argument("--video-frames", type=positive_int, default=250,
                    help="headless: frames to film at the control rate (default 250; MuJoCo's software renderer takes "
