@@ -97,3 +97,30 @@ def test_sb3_run_whose_pipe_died_saves_on_every_signal(tmp_path, signum):
     assert (out / "model.zip").exists() and (out / "model_vecnormalize.pkl").exists()
     assert (out / "learning_curve.png").stat().st_size > 0
     assert f"model: {out / 'model.zip'}" in log
+
+
+def test_a_finished_run_whose_stdout_pipe_died_exits_0_without_a_traceback(tmp_path):
+    """``unilab train ... | tee log`` (stdout only) with tee gone: the closing lines land in train.log, stderr
+    (here a file) stays clean, and the exit status is 0, not a ``BrokenPipeError`` at the last print."""
+    out, err_path = tmp_path / "run", tmp_path / "stderr.txt"
+    read_end, write_end = os.pipe()
+    reader = subprocess.Popen(["cat"], stdin=read_end, stdout=subprocess.DEVNULL)
+    os.close(read_end)
+    reader.kill()  # gone before the run writes a line
+    reader.wait(timeout=10)
+    argv = [a if a != "1e9" else "256" for a in PPO]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "UNILAB_NUM_THREADS": "1"}
+    with open(err_path, "w") as err:
+        child = subprocess.Popen([sys.executable, "-c", CHILD, "train", *argv, "--no-progress", "--out", str(out)],
+                                 cwd=ROOT, env=env, stdout=write_end, stderr=err)
+        os.close(write_end)
+        try:
+            status = child.wait(timeout=180)
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+    stderr, log = err_path.read_text(), (out / "train.log").read_text()
+    assert status == 0 and "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
+    assert "stdout was closed (BrokenPipeError" in log and f"checkpoint: {out / 'checkpoint.pt'}" in log, log
+    assert (out / "checkpoint.pt").exists() and (out / "learning_curve.png").exists()
