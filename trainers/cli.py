@@ -199,10 +199,13 @@ def _train(args: argparse.Namespace) -> int:
         args.num_envs = args.num_envs or 16
         args.total_steps = args.total_steps or 1_000_000
         args.out = args.out or str(Path("runs") / f"{args.task.replace('/', '_')}_{args.algo}")
-        if not args.print_config:
+        if not args.print_config and not args.overwrite:  # refused now, before SB3's seconds of imports
             code = _claim_out(args, args.out)
             if code:
                 return code
+        if args.overwrite:  # moved aside once every setting is checked, right before the run folder is made
+            args.before_first_write = lambda: _move_aside(args, args.out)
+        from trainers.common.run_folder import RunFolderError
         from trainers.common.signals import exit_status
         from trainers.common.streams import fallback_output
 
@@ -211,7 +214,7 @@ def _train(args: argparse.Namespace) -> int:
                 from trainers.sb3.cli import train_sb3  # lazy: SB3 (and its seconds of imports) only when asked for
 
                 path = train_sb3(args)  # checks every setting before it creates the run folder
-            except ConfigError as e:
+            except (ConfigError, RunFolderError) as e:
                 return _fail("train", e)
             except KeyboardInterrupt:  # during setup; once training runs, Ctrl-C stops it and saves (train_sb3)
                 print("unilab train: interrupted before the first env step; nothing was saved", file=sys.stderr)
@@ -258,16 +261,24 @@ LOG_NAME = "train.log"
 
 def _claim_out(args: argparse.Namespace, out) -> int:
     """Apply the run-folder rule (:mod:`trainers.common.run_folder`) to ``--out``; 0, or the exit status 2."""
-    from trainers.common.run_folder import RunFolderError, check_out_folder
+    from trainers.common.run_folder import RunFolderError
 
     try:
-        moved = check_out_folder(out, "train", resume=args.resume, reads=getattr(args, "init_from", None),
-                                 overwrite=args.overwrite)
+        _move_aside(args, out)
     except RunFolderError as e:
         return _fail("train", e)
+    return 0
+
+
+def _move_aside(args: argparse.Namespace, out) -> None:
+    """The run-folder rule on ``--out``: :class:`~trainers.common.run_folder.RunFolderError` when it holds a
+    run this command may not write into; with ``--overwrite`` that run is moved aside (and said so)."""
+    from trainers.common.run_folder import check_out_folder
+
+    moved = check_out_folder(out, "train", resume=args.resume, reads=getattr(args, "init_from", None),
+                             overwrite=args.overwrite)
     if moved is not None:
         print(f"unilab train: --overwrite: moved the run in {out} aside to {moved}", file=sys.stderr)
-    return 0
 
 
 def _train_ppo(args: argparse.Namespace, cfg) -> int:

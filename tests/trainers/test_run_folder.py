@@ -79,6 +79,12 @@ def test_sb3_train_into_a_run_is_refused(tmp_path, capsys):
     assert cli.main(argv) == 2
     assert "already holds a run (model.zip)" in _one_line(capsys.readouterr().err)
     assert (out / "model.zip").read_bytes() == b"a finished run"
+    # --overwrite moves it only once every setting is checked: a mistake leaves it where it was
+    assert cli.main([*argv, "--overwrite", "algo_kwargs.n_stepz=16"]) == 2
+    assert "n_stepz" in _one_line(capsys.readouterr().err) and (out / "model.zip").read_bytes() == b"a finished run"
+    assert cli.main([*argv, "--overwrite", "--no-progress", "algo_kwargs.n_steps=16", "algo_kwargs.batch_size=64"]) == 0
+    [old] = [p for p in tmp_path.iterdir() if p.name.startswith("sb3.old-")]
+    assert (old / "model.zip").read_bytes() == b"a finished run" and (out / "model.zip").read_bytes() != b"a finished run"
 
 
 def test_ship_into_a_policy_folder_is_refused_without_overwrite(tmp_path, capsys):

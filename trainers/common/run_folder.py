@@ -62,7 +62,8 @@ def check_out_folder(out: str | os.PathLike, command: str = "train", *, resume: 
 
 
 def move_aside(folder: str | os.PathLike) -> Path:
-    """Rename ``folder`` to ``<folder>.old-<YYYYmmdd-HHMMSS>`` (``-2``, ``-3``, ... on a clash); the new path."""
+    """Rename ``folder`` to ``<folder>.old-<YYYYmmdd-HHMMSS>`` (``-2``, ``-3``, ... on a clash); the new path.
+    :class:`RunFolderError` when the rename fails (permissions, another file system's mount point)."""
     folder = Path(folder)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     target = folder.with_name(f"{folder.name}.old-{stamp}")
@@ -70,5 +71,9 @@ def move_aside(folder: str | os.PathLike) -> Path:
     while target.exists():
         target = folder.with_name(f"{folder.name}.old-{stamp}-{n}")
         n += 1
-    folder.rename(target)
+    try:
+        folder.rename(target)
+    except OSError as e:
+        raise RunFolderError(f"--overwrite could not move {folder} aside to {target} ({e.strerror or e}); "
+                             f"pass a new --out") from None
     return target

@@ -95,7 +95,9 @@ def train_sb3(args: argparse.Namespace) -> Path:
 
     Reads ``args.algo, task, num_envs, total_steps, device, seed, out`` and, when
     present, ``config`` (YAML path), ``overrides`` (``key=value`` list), ``resume``
-    (checkpoint zip or run directory), ``torch_threads``, ``no_progress`` (periodic
+    (checkpoint zip or run directory), ``before_first_write`` (called once every setting is
+    checked, before the run folder is made: ``unilab train --overwrite`` moves the old run aside
+    there; what it raises ends the run), ``torch_threads``, ``no_progress`` (periodic
     lines instead of the progress bar; config ``verbose=1`` shows SB3's own log tables
     instead of either) and ``print_config`` (print the resolved config and return its path).
 
@@ -137,6 +139,9 @@ def train_sb3(args: argparse.Namespace) -> Path:
         raise ConfigError(f"cannot build {args.task} with env={cfg.env}: {first}") from None
     try:
         model, env = _load_or_build(algo, env, cfg, resume, seed=seed, device=device)
+        before_first_write = getattr(args, "before_first_write", None)
+        if before_first_write is not None:  # unilab train --overwrite: the old run is moved aside here
+            before_first_write()
         out.mkdir(parents=True, exist_ok=True)
         (out / "config.yaml").write_text(text)
         print(_header(args, model, cfg, out, resume), flush=True)
