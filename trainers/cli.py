@@ -106,7 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--task", help="evaluate on another task id with the same spaces")
     e.add_argument("--sim2real", metavar="PROFILE|none",
                    help="sim-to-real wrappers: 'none' for the bare env, or a profile name / YAML path "
-                        "(default: what the run trained with; curricula are left out: pushes come from the "
+                        "(default: what the run trained with, which may be wider than the profile it extends; the "
+                        "first line of the output names it; curricula are left out: pushes come from the "
                         "profile's whole range and a profile curriculum's sections run at full strength)")
     e.add_argument("--video", nargs="?", const="", metavar="PATH",
                    help="also film one episode of env 0 (off by default: MuJoCo's software renderer takes "
