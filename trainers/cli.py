@@ -517,10 +517,10 @@ def _export_in(args: argparse.Namespace, work: Path) -> int:
 
 
 def _ship(args: argparse.Namespace) -> int:
-    """``unilab ship RUN --out DIR``: a run as a policy folder (:mod:`trainers.common.ship`)."""
+    """``unilab ship RUN --out DIR``: a run as a policy folder (:mod:`trainers.ppo.ship`)."""
     from trainers.common.checkpoint import CheckpointError
     from trainers.common.run_folder import RunFolderError, check_out_folder
-    from trainers.common.ship import ship
+    from trainers.ppo.ship import ship
     from trainers.ppo.config import ConfigError
 
     if not Path(args.run).exists():

@@ -9,7 +9,8 @@ import unilab_envs  # noqa: F401
 from trainers import cli
 from trainers.ppo import train
 from trainers.ppo.config import TrainConfig, from_dict
-from trainers.ppo.joystick_eval import base_velocity, measure_commands, tracking_share
+from trainers.common.evaluation import tracking_share
+from trainers.ppo.joystick_eval import base_velocity, measure_commands
 
 GO1 = "UniLab/Go1Joystick-v0"
 

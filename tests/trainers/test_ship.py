@@ -8,7 +8,7 @@ from tests.trainers.conftest import POINT_REACH_ID
 
 from trainers import cli
 from trainers.common.checkpoint import load_checkpoint
-from trainers.common.ship import RESUME_ONLY
+from trainers.ppo.ship import RESUME_ONLY
 from trainers.ppo.runner import CKPT_FORMAT, CKPT_VERSION
 
 #: the shipped policies' checkpoints (policies/wip/ is not shipped)
@@ -53,5 +53,5 @@ def test_every_shipped_checkpoint_is_slim(checkpoint):
     extra = sorted({*RESUME_ONLY} & ckpt.keys()) + (["algo.optimizer"] if "optimizer" in ckpt["algo"] else [])
     assert ckpt.get("slim") is True and not extra, (
         f"{checkpoint} is not slim (carries {extra or 'no slim mark'}): re-slim it with "
-        "trainers.common.ship.slim_checkpoint (what `unilab ship` writes)")
+        "trainers.ppo.ship.slim_checkpoint (what `unilab ship` writes)")
     assert {"policy", "obs_normalizer"} <= ckpt["algo"].keys()

@@ -147,3 +147,12 @@ def make_vec_env(task: str, num_envs: int, env_kwargs: dict | None = None,
             env.close()
             raise
     return env
+
+
+def autoreset_mode(env: gym.vector.VectorEnv) -> gym.vector.AutoresetMode:
+    """The env's autoreset mode (NEXT_STEP when it states none); ``ValueError`` for DISABLED."""
+    mode = env.metadata.get("autoreset_mode", gym.vector.AutoresetMode.NEXT_STEP)
+    mode = gym.vector.AutoresetMode(mode) if not isinstance(mode, gym.vector.AutoresetMode) else mode
+    if mode == gym.vector.AutoresetMode.DISABLED:
+        raise ValueError("PPO needs an autoresetting vector env (SAME_STEP or NEXT_STEP), got DISABLED")
+    return mode

@@ -30,7 +30,11 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 
+from .envs import autoreset_mode
 from .video import VideoRecorder
+
+#: the reward term whose share of its maximum is the joystick tasks' tracking score
+TRACKING_TERM = "tracking_lin_vel"
 
 __all__ = ["EvalResult", "episodes_per_env", "run_episodes", "video_fps"]
 
@@ -94,6 +98,16 @@ def episodes_per_env(episodes: int, num_envs: int) -> int:
     return -(-episodes // num_envs)
 
 
+def tracking_share(env, reward_terms: dict[str, float]) -> float | None:
+    """Mean per-step ``tracking_lin_vel`` reward / its maximum, or None for tasks without it."""
+    base = env.unwrapped
+    names = tuple(getattr(base, "reward_names", ()))
+    if TRACKING_TERM not in names or TRACKING_TERM not in reward_terms:
+        return None
+    weight = float(base.task.reward_weights[names.index(TRACKING_TERM)])
+    return float(reward_terms[TRACKING_TERM]) / weight if weight > 0 else None
+
+
 def video_fps(env: gym.vector.VectorEnv) -> int:
     """The env's ``render_fps`` (30 when it states none): the frame rate of its video."""
     return int(env.metadata.get("render_fps") or 30)
@@ -101,8 +115,6 @@ def video_fps(env: gym.vector.VectorEnv) -> int:
 
 def _same_step(env: gym.vector.VectorEnv) -> bool:
     """Whether ``env`` autoresets in SAME_STEP mode; ``ValueError`` for one that does not autoreset."""
-    from trainers.ppo.collector import autoreset_mode
-
     return autoreset_mode(env) == gym.vector.AutoresetMode.SAME_STEP
 
 
@@ -142,8 +154,6 @@ class _Counted:
 
 def _summarize(counted: _Counted, env: gym.vector.VectorEnv, video: Path | None) -> EvalResult:
     """The :class:`EvalResult` of the counted episodes (reward terms per step over all their steps)."""
-    from trainers.ppo.joystick_eval import tracking_share
-
     per_step_terms = {k: float(v / max(sum(counted.lengths), 1)) for k, v in counted.term_sums.items()}
     returns = np.asarray(counted.returns)
     share = tracking_share(env, per_step_terms)

@@ -385,7 +385,7 @@ def _evaluate(checkpoint: Path, episodes: int, seed: int) -> EvalResult:
 def _write_start(source: Path, cfg: TrainConfig, best_dir: Path) -> None:
     """Round 0's best: the source's checkpoint with the adaptation config (so that it is scored, and
     evaluated later, under the shifted profile), without the source's env and episode state."""
-    from ..common.ship import RESUME_ONLY
+    from .ship import RESUME_ONLY
     from .runner import CKPT_FORMAT, CKPT_VERSION
 
     ckpt = load_checkpoint(source, CKPT_FORMAT, CKPT_VERSION, required=("config", "dims", "algo"))

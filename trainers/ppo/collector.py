@@ -29,6 +29,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from ..common.envs import autoreset_mode
 from .algorithm import PPO
 from .models import EmpiricalNormalizer
 from .reward_norm import RewardNormalizer
@@ -150,14 +151,6 @@ def critic_input(obs: np.ndarray, privileged_obs: np.ndarray) -> np.ndarray:
     height, forces...); the critic also needs what the policy sees (command, phase...).
     """
     return np.concatenate([np.asarray(obs, dtype=np.float32), np.asarray(privileged_obs, dtype=np.float32)], axis=1)
-
-
-def autoreset_mode(env: gym.vector.VectorEnv) -> gym.vector.AutoresetMode:
-    mode = env.metadata.get("autoreset_mode", gym.vector.AutoresetMode.NEXT_STEP)
-    mode = gym.vector.AutoresetMode(mode) if not isinstance(mode, gym.vector.AutoresetMode) else mode
-    if mode == gym.vector.AutoresetMode.DISABLED:
-        raise ValueError("PPO needs an autoresetting vector env (SAME_STEP or NEXT_STEP), got DISABLED")
-    return mode
 
 
 class _Shard:

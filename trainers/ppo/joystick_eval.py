@@ -1,8 +1,8 @@
 """What the joystick tasks' targets are stated in: tracking share, falls, speed per command.
 
-* :func:`tracking_share`: the planar-velocity (vx, vy) tracking reward per step as a share of its
-  maximum (the term is ``scale * dt * exp(-error / sigma)``, so 1.0 is perfect tracking
-  every step);
+* :func:`~trainers.common.evaluation.tracking_share` (every evaluation reports it): the
+  planar-velocity (vx, vy) tracking reward per step as a share of its maximum (the term is
+  ``scale * dt * exp(-error / sigma)``, so 1.0 is perfect tracking every step);
 * :func:`hold_command`: the deterministic policy under one fixed (forward speed, yaw rate)
   command, the base's measured forward speed and yaw rate in its own frame, and the share
   of envs that fell; :func:`measure_commands` runs it for forward-speed commands.
@@ -19,8 +19,6 @@ from pathlib import Path
 import mujoco
 import numpy as np
 import torch
-
-TRACKING_TERM = "tracking_lin_vel"
 
 
 def velocity_command_tasks() -> tuple[str, ...]:
@@ -49,16 +47,6 @@ def check_command_task(task: str) -> None:
     if task not in tasks:
         raise ValueError(f"--commands holds forward-speed commands, but {task} takes no velocity command; "
                          f"the tasks that do: {', '.join(tasks)}. Leave out --commands to evaluate this run")
-
-
-def tracking_share(env, reward_terms: dict[str, float]) -> float | None:
-    """Mean per-step ``tracking_lin_vel`` reward / its maximum, or None for tasks without it."""
-    base = env.unwrapped
-    names = tuple(getattr(base, "reward_names", ()))
-    if TRACKING_TERM not in names or TRACKING_TERM not in reward_terms:
-        return None
-    weight = float(base.task.reward_weights[names.index(TRACKING_TERM)])
-    return float(reward_terms[TRACKING_TERM]) / weight if weight > 0 else None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -14,7 +14,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from .checkpoint import load_checkpoint, save_checkpoint
+from ..common.checkpoint import load_checkpoint, save_checkpoint
+from .checkpoint_format import CKPT_FORMAT, CKPT_VERSION
 
 #: what a shipped checkpoint leaves out: state only an exact resume needs
 RESUME_ONLY = ("env_state", "collector", "reward_norm", "episodes", "stop")
@@ -22,8 +23,6 @@ RESUME_ONLY = ("env_state", "collector", "reward_norm", "episodes", "stop")
 
 def slim_checkpoint(src: str | Path, dst: str | Path) -> Path:
     """Write ``src``'s checkpoint without optimizer or env state to ``dst`` (atomically)."""
-    from trainers.ppo.runner import CKPT_FORMAT, CKPT_VERSION
-
     ckpt = load_checkpoint(src, CKPT_FORMAT, CKPT_VERSION, required=("config", "dims", "algo"))
     slim = {k: v for k, v in ckpt.items() if k not in (*RESUME_ONLY, "format", "version")}
     slim["algo"] = {k: v for k, v in ckpt["algo"].items() if k != "optimizer"}
@@ -34,8 +33,8 @@ def slim_checkpoint(src: str | Path, dst: str | Path) -> Path:
 def ship(run: str | Path, out: str | Path) -> list[Path]:
     """Write ``run``'s policy folder into ``out``: checkpoint.pt (slim), config.yaml, learning_curve.png
     (when the run has them), policy.onnx and deploy_spec.json (for tasks with a deploy spec)."""
-    from trainers.common.deploy_export import attach_for_run
-    from trainers.ppo.evaluate import export_onnx
+    from ..common.deploy_export import attach_for_run
+    from .evaluate import export_onnx
 
     run, out = Path(run), Path(out)
     folder = run if run.is_dir() else run.parent
