@@ -220,3 +220,29 @@ def test_training_under_a_safety_section_logs_clips_and_trips_per_iteration(tmp_
     totals = [sum(logged[k]) for k in ("position_clips", "rate_limits", "torque_limits", "trips")]
     np.testing.assert_array_equal(totals, seen["counts"])
     assert all(0 <= v <= 1 for v in logged["latched"]) and result.stats["safety/trips"] == logged["trips"][-1]
+
+
+def test_the_sb3_adapter_sums_the_guards_counts_per_rollout():
+    """SB3 training: the adapter's pop_safety() totals are the Safety wrapper's own counts, then reset."""
+    pytest.importorskip("stable_baselines3")
+    from trainers.sb3 import make_sb3_env
+    from trainers.sb3.callbacks import find_adapter
+    from wrappers.safety import Safety
+
+    env = make_sb3_env(GO1, 4, seed=0, sim2real={"extends": "go1_real", "safety": {"max_target_step": 0.02}})
+    try:
+        adapter = find_adapter(env)
+        env.reset()
+        rng = np.random.default_rng(0)
+        for _ in range(20):
+            env.step(rng.uniform(-1, 1, (4, 12)).astype(np.float32))
+        guard = adapter.venv
+        while not isinstance(guard, Safety):
+            guard = guard.env
+        got = adapter.pop_safety()
+        want = guard.counts.sum(axis=0)
+        assert [got[k] for k in ("position_clips", "rate_limits", "torque_limits", "trips")] == want.tolist()
+        assert got["rate_limits"] > 0 and 0 <= got["latched"] <= 1
+        assert adapter.pop_safety() == {}
+    finally:
+        env.close()

@@ -60,7 +60,9 @@ Reward terms
 When ``info["reward_terms"]`` (term -> ``(N,)``) is present, the adapter accumulates
 per-term sums (one vectorized reduction per term); ``pop_reward_terms()`` returns the
 per-env-step means since the last call. ``callbacks.RewardTermsCallback`` sends them
-to SB3's logger as ``reward/<term>``.
+to SB3's logger as ``reward/<term>``. Under a safety guard (``info["safety"]``,
+``wrappers.Safety``) the adapter also sums its counts; ``pop_safety()`` returns them (and
+the share of env steps in the safe mode) and the callback logs ``safety/<count>``.
 """
 
 from __future__ import annotations
@@ -178,6 +180,8 @@ class SB3VecEnv(VecEnv):
         self._term_buf = np.empty((0, self.num_envs), np.float32)
         self._term_acc = np.zeros(0, np.float64)
         self._term_steps = 0
+        self._safety: dict[str, float] = {}  # the guard's counts since pop_safety()
+        self._safety_steps = 0
         self.diverged_count = 0
 
     # ------------------------------------------------------------------ stepping
@@ -210,6 +214,8 @@ class SB3VecEnv(VecEnv):
         terms = info.get("reward_terms")
         if terms:
             self._accumulate_terms(terms)
+        if "safety" in info:
+            self._accumulate_safety(info["safety"])
         if self.episode_stats:
             self._ep_return += reward
             self._ep_length += 1
@@ -292,6 +298,22 @@ class SB3VecEnv(VecEnv):
         self._term_names = names
         self._term_buf = np.empty((len(names), self.num_envs), np.float32)
         self._term_acc = np.zeros(len(names), np.float64)
+
+    def _accumulate_safety(self, safety: dict) -> None:
+        from unilab_envs.deploy.safety import COUNTS
+
+        for key in (*COUNTS, "latched"):
+            self._safety[key] = self._safety.get(key, 0.0) + float(np.sum(safety[key]))
+        self._safety_steps += self.num_envs
+
+    def pop_safety(self) -> dict[str, float]:
+        """The safety guard's totals since the last call: joint-steps each limit moved, watchdog trips, and
+        ``latched``, the share of env steps in the safe mode; empty without a guard. Resets them."""
+        if not self._safety_steps:
+            return {}
+        out = {**self._safety, "latched": self._safety["latched"] / self._safety_steps}
+        self._safety, self._safety_steps = {}, 0
+        return out
 
     def pop_reward_terms(self) -> dict[str, float]:
         """Per-env-step mean of each reward term since the last call; resets the sums."""

@@ -46,9 +46,10 @@ def find_adapter(env: VecEnv) -> SB3VecEnv | None:
 
 
 class RewardTermsCallback(BaseCallback):
-    """Logs ``reward/<term>`` (per-env-step means of ``info["reward_terms"]``) and
-    ``env/diverged`` at the end of every rollout; ``record_mean`` averages the rollouts
-    between two logger dumps."""
+    """Logs ``reward/<term>`` (per-env-step means of ``info["reward_terms"]``),
+    ``safety/<count>`` (the guard's counts per rollout, under a profile with a ``safety:``
+    section) and ``env/diverged`` at the end of every rollout; ``record_mean`` averages the
+    rollouts between two logger dumps."""
 
     def __init__(self, verbose: int = 0):
         super().__init__(verbose)
@@ -66,6 +67,8 @@ class RewardTermsCallback(BaseCallback):
             return
         for name, value in self._adapter.pop_reward_terms().items():
             self.logger.record_mean(f"reward/{name}", value)
+        for name, value in self._adapter.pop_safety().items():
+            self.logger.record_mean(f"safety/{name}", value)
         diverged = self._adapter.diverged_count
         if diverged != self._diverged_seen:
             self.logger.record("env/diverged_total", diverged)
