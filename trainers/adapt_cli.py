@@ -35,8 +35,7 @@ EPILOG = ("overrides: key=value pairs on the source run's config, as for `unilab
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The ``unilab adapt`` options (defaults: :class:`trainers.ppo.adapt.AdaptConfig`)."""
-    from trainers.cli import _steps
-    from trainers.cli_checks import positive_int
+    from trainers.cli_checks import positive_int, step_count
     from trainers.ppo.adapt import METRICS, AdaptConfig
 
     d = AdaptConfig()
@@ -48,7 +47,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "profile), or none (the bare env; shift it with env_kwargs.KEY=VALUE overrides)")
     p.add_argument("--out", help="the NEW folder to write (default runs/adapt_<run name>); never the run itself")
     p.add_argument("--rounds", type=positive_int, default=d.rounds, help=f"training rounds (default {d.rounds})")
-    p.add_argument("--steps-per-round", type=_steps, default=d.steps_per_round,
+    p.add_argument("--steps-per-round", type=step_count, default=d.steps_per_round,
                    help=f"env steps per round, rounded up to whole iterations (default {d.steps_per_round})")
     p.add_argument("--eval-episodes", type=positive_int, default=d.eval_episodes,
                    help=f"held-out episodes scored before the first round and after each (default {d.eval_episodes})")
@@ -77,15 +76,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """``unilab adapt``: check everything, then run the rounds; 0 when done (fuse or not), 130 on Ctrl-C."""
     import unilab_envs  # noqa: F401  thread policies before torch starts a parallel region; registers UniLab/*
-    from trainers.cli import _fail
-    from trainers.cli_checks import UsageError, check_device, check_env_kwargs, check_task
+    from trainers.cli_checks import UsageError, check_device, check_env_kwargs, check_task, fail
     from trainers.common.checkpoint import CheckpointError
     from trainers.common.runs import RunError, find_run
     from trainers.ppo import adapt as ad
     from trainers.ppo.config import ConfigError
 
     if int(os.environ.get("WORLD_SIZE", "1") or 1) > 1:
-        return _fail("adapt", "adapt is single-process; run it without torchrun")
+        return fail("adapt", "adapt is single-process; run it without torchrun")
     overrides = list(args.overrides) + (["log.progress=false"] if args.no_progress else [])
     try:
         settings = ad.AdaptConfig(rounds=args.rounds, steps_per_round=args.steps_per_round,
@@ -105,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
         check_env_kwargs(cfg.task, cfg.env_kwargs, cfg.vectorization_mode)
         ad.check_seeds(cfg, settings)
     except (RunError, UsageError, ConfigError, CheckpointError) as e:
-        return _fail("adapt", e)
+        return fail("adapt", e)
     print(f"adapting {source.path} -> {out}: {settings.rounds} round(s) of {ad.round_steps(cfg, settings)} steps "
           f"under sim2real {_profile_text(cfg.sim2real)}; held-out episodes: {settings.eval_episodes} to choose the "
           f"best round (selection set, seed {settings.eval_seed}), {settings.report_count} to report it (report set, "
@@ -117,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
         result = ad.adapt(cfg, settings, out, title=f"adapting {source.folder.name}",
                           echo=lambda line: print(line, flush=True))
     except (ConfigError, CheckpointError, TrainingFault) as e:
-        return _fail("adapt", e)
+        return fail("adapt", e)
     except KeyboardInterrupt:
         print(f"unilab adapt: interrupted; what was finished is in {out} (adapt_log.csv, best/)", file=sys.stderr)
         return 130

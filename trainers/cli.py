@@ -32,6 +32,8 @@ import os
 import sys
 from pathlib import Path
 
+from trainers.cli_checks import fail, step_count
+
 SB3_ALGOS = ("sb3-ppo", "sb3-sac", "sb3-td3")
 
 
@@ -40,23 +42,6 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str):
         self.exit(2, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
-
-
-def _fail(command: str, message: object) -> int:
-    """Print ``unilab <command>: <message>`` as one line on stderr; the exit status 2."""
-    print(f"unilab {command}: {' '.join(str(message).split())}", file=sys.stderr)
-    return 2
-
-
-def _steps(text: str) -> int:
-    """``2e6``, ``2_000_000``, ``2000000`` -> 2000000."""
-    try:
-        value = float(text.replace("_", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a step count: {text!r}") from None
-    if value < 1 or not value.is_integer():
-        raise argparse.ArgumentTypeError(f"step count must be a positive integer, got {text!r}")
-    return int(value)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -76,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--task", help="Gymnasium id, e.g. UniLab/Go1Joystick-v0 (the default) or HalfCheetah-v5; "
                                   "`unilab tasks` lists UniLab's")
     t.add_argument("--num-envs", type=positive_int, help="parallel envs (default: the task's config)")
-    t.add_argument("--total-steps", type=_steps, help="env steps to train for (e.g. 5e6)")
+    t.add_argument("--total-steps", type=step_count, help="env steps to train for (e.g. 5e6)")
     t.add_argument("--device", help="auto (default), cpu, cuda, cuda:1")
     t.add_argument("--seed", type=int, help="seed of the envs and the learner (default 0)")
     t.add_argument("--out", help="run directory (default runs/<task>); one that holds a run is refused unless "
@@ -183,10 +168,10 @@ def _train(args: argparse.Namespace) -> int:
 
     if args.algo in SB3_ALGOS:
         if int(os.environ.get("WORLD_SIZE", "1") or 1) > 1:
-            return _fail("train", f"--algo {args.algo} is single-process; under torchrun use the bundled PPO "
+            return fail("train", f"--algo {args.algo} is single-process; under torchrun use the bundled PPO "
                                   f"(--algo ppo)")
         if args.init_from:
-            return _fail("train", f"--init-from starts the bundled PPO from a PPO run; --algo {args.algo} has no such option")
+            return fail("train", f"--init-from starts the bundled PPO from a PPO run; --algo {args.algo} has no such option")
         from trainers.ppo.config import DEFAULT_TASK
 
         args.task = args.task or DEFAULT_TASK
@@ -194,7 +179,7 @@ def _train(args: argparse.Namespace) -> int:
             check_task(args.task)
             check_device(args.device or "auto")
         except UsageError as e:
-            return _fail("train", e)
+            return fail("train", e)
         from unilab_envs.config import ConfigError
 
         args.num_envs = args.num_envs or 16
@@ -216,7 +201,7 @@ def _train(args: argparse.Namespace) -> int:
 
                 path = train_sb3(args)  # checks every setting before it creates the run folder
             except (ConfigError, RunFolderError) as e:
-                return _fail("train", e)
+                return fail("train", e)
             except KeyboardInterrupt:  # during setup; once training runs, Ctrl-C stops it and saves (train_sb3)
                 print("unilab train: interrupted before the first env step; nothing was saved", file=sys.stderr)
                 return 130
@@ -229,7 +214,7 @@ def _train(args: argparse.Namespace) -> int:
     flags = dict(num_envs=args.num_envs, total_steps=args.total_steps, device=args.device, seed=args.seed,
                  out=args.out, torch_threads=args.torch_threads, init_from=args.init_from)
     if args.resume and args.init_from:
-        return _fail("train", UsageError("--resume continues a run, --init-from starts a new one from its weights: give one"))
+        return fail("train", UsageError("--resume continues a run, --init-from starts a new one from its weights: give one"))
     if args.no_progress:
         args.overrides = [*args.overrides, "log.progress=false"]
     try:
@@ -241,7 +226,7 @@ def _train(args: argparse.Namespace) -> int:
         check_device(cfg.device)
         check_env_kwargs(cfg.task, cfg.env_kwargs, cfg.vectorization_mode)
     except (ConfigError, CheckpointError, UsageError) as e:
-        return _fail("train", e)
+        return fail("train", e)
     if args.print_config:
         import yaml
         print(yaml.safe_dump(to_dict(cfg), sort_keys=False), end="")
@@ -267,7 +252,7 @@ def _claim_out(args: argparse.Namespace, out) -> int:
     try:
         _move_aside(args, out)
     except RunFolderError as e:
-        return _fail("train", e)
+        return fail("train", e)
     return 0
 
 
@@ -297,7 +282,7 @@ def _train_ppo(args: argparse.Namespace, cfg) -> int:
         print(f"unilab train: {e}", file=sys.stderr)
         return 2
     except TrainingFault as e:  # a NaN/inf learner or a checkpoint that could not be written
-        return _fail("train", e)
+        return fail("train", e)
     except DistributedError as e:
         print(f"unilab train: distributed training aborted: {e}", file=sys.stderr, flush=True)
         return 3
@@ -374,16 +359,16 @@ def _eval(args: argparse.Namespace) -> int:
         if args.task:
             check_task(args.task)
     except (RunError, ValueError) as e:
-        return _fail("eval", e)
+        return fail("eval", e)
     if args.commands:
         try:  # before any env is built: the evaluation would run first, then --commands fail
             _check_commands(run)
         except (CheckpointError, ValueError) as e:
-            return _fail("eval", e)
+            return fail("eval", e)
     try:  # the first line says which profile the numbers are under
         print(_eval_header(run, args), flush=True)
     except (CheckpointError, ValueError) as e:
-        return _fail("eval", e)
+        return fail("eval", e)
     video = _video_path(args, run.folder)
     kwargs = dict(episodes=args.episodes, num_envs=args.num_envs, task=args.task, video=video, seed=args.seed,
                   device=args.device, sim2real=AS_TRAINED if args.sim2real is None else args.sim2real,
@@ -398,7 +383,7 @@ def _eval(args: argparse.Namespace) -> int:
 
             res = evaluate(run.path, **kwargs)
     except (CheckpointError, ConfigError, Sim2RealError) as e:
-        return _fail("eval", e)
+        return fail("eval", e)
     print(res.summary())
     if args.commands:
         from trainers.ppo.joystick_eval import measure_commands
@@ -407,7 +392,7 @@ def _eval(args: argparse.Namespace) -> int:
             for line in measure_commands(run.path, args.commands, seed=args.seed, device=args.device):
                 print(line.line())
         except ValueError as e:
-            return _fail("eval", e)
+            return fail("eval", e)
     return 0
 
 
@@ -460,9 +445,9 @@ def _export(args: argparse.Namespace) -> int:
     import tempfile
 
     if args.precision == "fp32" and (args.force or args.max_action_error is not None):
-        return _fail("export", "--force and --max-action-error check a reduced precision: add --precision fp16 or int8")
+        return fail("export", "--force and --max-action-error check a reduced precision: add --precision fp16 or int8")
     if args.max_action_error is not None and not args.max_action_error >= 0:
-        return _fail("export", f"--max-action-error is a fraction of the action range >= 0, got {args.max_action_error}")
+        return fail("export", f"--max-action-error is a fraction of the action range >= 0, got {args.max_action_error}")
     with tempfile.TemporaryDirectory(prefix="unilab-export-") as work:  # the fp32 graph of a reduced precision
         return _export_in(args, Path(work))
 
@@ -482,13 +467,13 @@ def _export_in(args: argparse.Namespace, work: Path) -> int:
             try:
                 path = export_sb3_onnx(run.path, out, opset=args.opset)
             except ExportError as e:
-                return _fail("export", e)
+                return fail("export", e)
         else:
             from trainers.ppo.evaluate import export_onnx
 
             path = export_onnx(run.path, out, opset=args.opset)
     except (RunError, CheckpointError, ConfigError) as e:
-        return _fail("export", e)
+        return fail("export", e)
     from trainers.common.deploy_export import attach_for_run
     from trainers.common.precision import PrecisionError, PrecisionReport, reduce_run_precision
 
@@ -498,12 +483,12 @@ def _export_in(args: argparse.Namespace, work: Path) -> int:
         try:
             report = reduce_run_precision(path, final, run.folder, args.precision, args.max_action_error, args.force)
         except PrecisionError as e:
-            return _fail("export", e)
+            return fail("export", e)
         path = final
     try:  # what a robot-side program needs, beside the policy and in its metadata
         spec_path = attach_for_run(path, run.folder, report.spec_section())
     except (ValueError, TypeError) as e:
-        return _fail("export", f"wrote {path} but not its deploy spec: {e}")
+        return fail("export", f"wrote {path} but not its deploy spec: {e}")
     print(describe_onnx(path).summary())
     if report.error is not None:
         print(report.summary())
@@ -524,17 +509,17 @@ def _ship(args: argparse.Namespace) -> int:
     from trainers.ppo.config import ConfigError
 
     if not Path(args.run).exists():
-        return _fail("ship", f"{args.run} does not exist: pass the run folder `unilab train --out` wrote")
+        return fail("ship", f"{args.run} does not exist: pass the run folder `unilab train --out` wrote")
     try:
         moved = check_out_folder(args.out, "ship", reads=args.run, overwrite=args.overwrite)
     except RunFolderError as e:
-        return _fail("ship", e)
+        return fail("ship", e)
     if moved is not None:
         print(f"unilab ship: --overwrite: moved {args.out} aside to {moved}", file=sys.stderr)
     try:
         written = ship(args.run, args.out)
     except (CheckpointError, ConfigError, ValueError, OSError) as e:
-        return _fail("ship", e)
+        return fail("ship", e)
     for path in written:
         print(f"wrote {path} ({path.stat().st_size / 1e3:.0f} kB)")
     return 0
@@ -549,7 +534,7 @@ def main(argv: list[str] | None = None) -> int:
     bad = [e for e in extra if e.startswith("-") or "=" not in e or not takes_overrides]
     if bad:
         hint = " (config overrides look like key=value)" if takes_overrides else ""
-        return _fail(args.command, f"unrecognized arguments: {' '.join(bad)}{hint}; see `unilab {args.command} --help`")
+        return fail(args.command, f"unrecognized arguments: {' '.join(bad)}{hint}; see `unilab {args.command} --help`")
     if takes_overrides:
         args.overrides = list(extra)
     code = {"train": _train, "eval": _eval, "export": _export, "ship": _ship, "tasks": _tasks, "bench": _bench,

@@ -7,10 +7,28 @@ do; the CLI prints it and exits with status 2.
 from __future__ import annotations
 
 import argparse
+import sys
 
 
 class UsageError(ValueError):
     """A command-line mistake, with a one-line message that says how to fix it."""
+
+
+def fail(command: str, message: object) -> int:
+    """Print ``unilab <command>: <message>`` as one line on stderr; the exit status 2."""
+    print(f"unilab {command}: {' '.join(str(message).split())}", file=sys.stderr)
+    return 2
+
+
+def step_count(text: str) -> int:
+    """argparse type: ``2e6``, ``2_000_000``, ``2000000`` -> 2000000."""
+    try:
+        value = float(text.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a step count: {text!r}") from None
+    if value < 1 or not value.is_integer():
+        raise argparse.ArgumentTypeError(f"step count must be a positive integer, got {text!r}")
+    return int(value)
 
 
 def positive_int(text: str) -> int:
