@@ -116,3 +116,30 @@ def test_the_motor_its_range_and_the_joint_limit_intersect():
     with pytest.raises(ValueError, match="actuator 'm' is a <motor> with no torque limit"):
         servo_joint_actuators(unlimited, [0], [40.0], [2.0])
     assert unlimited.actuator_biastype[0] == mujoco.mjtBias.mjBIAS_NONE  # refused before anything changed
+
+
+def test_position_servos_without_forcerange_take_the_joints_limit_in_the_spec_and_the_guard(tmp_path):
+    """The shipped G1 with its actuators' forcerange moved onto the joints (actuatorfrcrange): MuJoCo clamps the
+    same torques, and the deploy spec and the guard read them from the joints."""
+    from unilab_envs.deploy.from_task import deploy_spec_for
+    from unilab_envs.deploy.safety import SafetyGuard
+
+    src = Path(g1.MJCF_PATH)
+    shipped = mujoco.MjModel.from_xml_path(str(src))
+    tree = ET.parse(src)
+    root = tree.getroot()
+    joints = {j.get("name"): j for j in root.iter("joint")}
+    for element in root.iter():
+        if element.tag == "position" and element.get("forcerange"):
+            del element.attrib["forcerange"]  # the class defaults and any actuator that sets one
+    for name in g1.JOINT_NAMES:
+        a = _actuators(shipped)[list(g1.JOINT_NAMES).index(name)]
+        low, high = shipped.actuator_forcerange[a]
+        joints[name].set("actuatorfrcrange", f"{low:.17g} {high:.17g}")
+    path = tmp_path / "g1_joint_limits.xml"
+    tree.write(path)
+    model = mujoco.MjModel.from_xml_path(str(path))
+    assert not model.actuator_forcelimited[_actuators(model)].any()
+    spec, want = deploy_spec_for(G1, model_path=str(path)), deploy_spec_for(G1)
+    assert spec.action.torque_limit == want.action.torque_limit  # 88 / 139 / 50 / 25 N m ..., not None
+    np.testing.assert_array_equal(SafetyGuard.from_spec(spec, model, {}).limits.tau, want.action.torque_limit)

@@ -24,6 +24,7 @@ import numpy as np
 from unilab_envs.assets import g1, go1, ur5e, ur5e_2f85
 from unilab_envs.deploy.grasp import GRASP_GROUP_DOCS, grasp_parts
 from unilab_envs.deploy.height_scan import terrain_section
+from unilab_envs.deploy.safety import actuator_torque_limit
 from unilab_envs.deploy.spec import (Action, Command, DeploySpec, Episode, Gait, ModelInfo, Normalizer,
                                      Observation, ObsGroup, SpecError, TaskInfo, Timing, validate)
 
@@ -109,8 +110,8 @@ def spec_from_env(env: Any, env_id: str, safety: Any = None, safety_source: str 
     groups = tuple(ObsGroup(name, s.start, s.stop, *GROUP_DOCS[name]) for name, s in task.obs_groups.items())
     kp = model.actuator_gainprm[actuators, 0]
     kd = -model.actuator_biasprm[actuators, 2]
-    force_limited = model.actuator_forcelimited[actuators].astype(bool)
-    torque = np.max(np.abs(model.actuator_forcerange[actuators]), axis=1)
+    torque = actuator_torque_limit(model, actuators, joints)  # forcerange, or the joint's actuatorfrcrange
+    force_limited = np.isfinite(torque)
     ctrl_limited = model.actuator_ctrllimited[actuators].astype(bool)
     action = dict(
         size=task.action_size, joint_names=joint_names,

@@ -205,7 +205,6 @@ def joint_model(model: Any, joint_names: Sequence[str], actuator_names: Sequence
     a = ids(mujoco.mjtObj.mjOBJ_ACTUATOR, actuator_names, "actuator")
     limited = model.jnt_limited[j].astype(bool)
     ctrl = model.actuator_ctrllimited[a].astype(bool)
-    forced = model.actuator_forcelimited[a].astype(bool)
     kp = model.actuator_gainprm[a, 0].astype(np.float64)
     position = (np.isclose(model.actuator_biasprm[a, 1], -kp) & (kp > 0)
                 & (model.actuator_gaintype[a] == mujoco.mjtGain.mjGAIN_FIXED)
@@ -224,8 +223,18 @@ def joint_model(model: Any, joint_names: Sequence[str], actuator_names: Sequence
         range_low=np.where(limited, model.jnt_range[j, 0], -np.inf), range_high=np.where(limited, model.jnt_range[j, 1], np.inf),
         ctrl_low=np.where(ctrl, model.actuator_ctrlrange[a, 0], -np.inf), ctrl_high=np.where(ctrl, model.actuator_ctrlrange[a, 1], np.inf),
         kp=kp, kd=-model.actuator_biasprm[a, 2].astype(np.float64),
-        force=np.where(forced, np.max(np.abs(model.actuator_forcerange[a]), axis=1), np.inf),
+        force=actuator_torque_limit(model, a, j),
         fall_tilt=None if fall_tilt is None else float(fall_tilt), floating=bool(floating))
+
+
+def actuator_torque_limit(model: Any, actuators: np.ndarray, joints: np.ndarray) -> np.ndarray:
+    """N m each actuator may exert on its joint: the smaller of its ``forcerange`` and the joint's
+    ``actuatorfrcrange`` (MuJoCo clamps to both), each as its larger magnitude; ``inf`` where neither is set."""
+    force = np.where(model.actuator_forcelimited[actuators].astype(bool),
+                     np.max(np.abs(model.actuator_forcerange[actuators]), axis=1), np.inf)
+    joint = np.where(model.jnt_actfrclimited[joints].astype(bool),
+                     np.max(np.abs(model.jnt_actfrcrange[joints]), axis=1), np.inf)
+    return np.minimum(force, joint)
 
 
 def joint_model_from_spec(spec: Any, model: Any) -> JointModel:
