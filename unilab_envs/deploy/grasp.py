@@ -41,7 +41,7 @@ import mujoco
 import numpy as np
 
 from unilab_envs.deploy.model_ids import name_ids
-from unilab_envs.deploy.spec import Command, Episode, SpecError, build_section
+from unilab_envs.deploy.sections import Command, Episode, SpecError, build_section
 
 #: the observation groups only a grasp spec has (they need its ``grasp`` section)
 GRASP_GROUPS = ("gripper", "ee_quat", "object_pos", "object_quat", "object_vel", "object_ang_vel",

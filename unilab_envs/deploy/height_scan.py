@@ -31,7 +31,7 @@ from typing import Any, Mapping
 import mujoco
 import numpy as np
 
-from unilab_envs.deploy.spec import SpecError, build_section, tupled
+from unilab_envs.deploy.sections import SpecError, build_section, tupled
 from unilab_envs.terrain import scan as terrain_scan
 
 SCAN_FRAMES = ("heading",)

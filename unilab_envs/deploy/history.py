@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from unilab_envs.config import ConfigError, check_keys, require
-from unilab_envs.deploy.spec import DeploySpec, History, HistoryColumn, SpecError
+from unilab_envs.deploy.sections import DeploySpec, History, HistoryColumn, SpecError
 
 __all__ = ["MAX_LENGTH", "HistoryConfig", "HistoryStack", "history_config", "history_columns", "history_section"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from unilab_envs.deploy.spec import SpecError
+from unilab_envs.deploy.sections import SpecError
 
 
 def name_ids(model: mujoco.MjModel, kind: mujoco.mjtObj, names, what: str, needs: str = "the policy") -> np.ndarray:
