@@ -138,15 +138,21 @@ def make_vec_env(task: str, num_envs: int, env_kwargs: dict | None = None,
         kwargs["render_mode"] = render_mode
     env = gym.make_vec(task, num_envs=num_envs, vectorization_mode=mode, vector_kwargs=vector_kwargs, **kwargs)
     env = wrap_sim2real(env, sim2real)
-    if obs_history is not None:
-        from wrappers.history import wrap_history
+    try:
+        return with_history(env, obs_history)
+    except ValueError:  # ConfigError: an unknown group, a task without named groups
+        env.close()
+        raise
 
-        try:
-            env = wrap_history(env, obs_history)
-        except ValueError:  # ConfigError: an unknown group, a task without named groups
-            env.close()
-            raise
-    return env
+
+def with_history(env: gym.vector.VectorEnv, obs_history: Any) -> gym.vector.VectorEnv:
+    """``env`` wrapped in ``obs_history``'s ``ObservationHistory``; ``env`` itself when ``obs_history``
+    is ``None`` or ``env`` already is one (a caller's env built with the history)."""
+    if obs_history is None:
+        return env
+    from wrappers.history import ObservationHistory, wrap_history
+
+    return env if isinstance(env, ObservationHistory) else wrap_history(env, obs_history)
 
 
 def autoreset_mode(env: gym.vector.VectorEnv) -> gym.vector.AutoresetMode:

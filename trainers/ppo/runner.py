@@ -212,11 +212,9 @@ class Runner:
 
     def _with_history(self, env: gym.vector.VectorEnv) -> gym.vector.VectorEnv:
         """A given env, wrapped in the config's ``obs_history`` unless it already is."""
-        if self.cfg.obs_history is None:
-            return env
-        from wrappers.history import ObservationHistory
+        from ..common.envs import with_history
 
-        return env if isinstance(env, ObservationHistory) else ObservationHistory(env, self.cfg.obs_history)
+        return with_history(env, self.cfg.obs_history)
 
     @property
     def env(self) -> gym.vector.VectorEnv:
