@@ -20,7 +20,7 @@ import dataclasses
 import math
 from pathlib import Path
 
-from trainers.common.envs import AS_TRAINED
+from trainers.common.envs import AS_TRAINED, Sim2RealSpec
 from trainers.ppo.evaluate import EvalResult, evaluate
 
 POLICIES = Path(__file__).resolve().parents[2] / "policies"
@@ -34,7 +34,7 @@ class Headline:
     max_falls: float | None = None    # fall rate (the share of episodes that ended terminated)
     min_tracking: float | None = None  # planar velocity tracking share
     min_success: float | None = None  # success rate (the grasps)
-    sim2real: object = AS_TRAINED     # the profile it is evaluated under (a *_real policy: its robot's)
+    sim2real: Sim2RealSpec = AS_TRAINED  # the profile it is evaluated under (a *_real policy: its robot's)
     episodes: int = 64
     seed: int = 7
 
@@ -43,7 +43,8 @@ class Headline:
 #: in the comments. Bare tasks: falls <= 6.25% (4 of 64), about 2-4x their recorded 0-3.1%
 HEADLINES = {
     "go1_joystick": Headline("1.6% falls, 96.5% tracking (64)", max_falls=0.0625, min_tracking=0.92),  # 3.1%, 96.3%
-    "go1_joystick_fast": Headline("3.1% falls, 95.0% tracking (64)", max_falls=0.0625, min_tracking=0.91),  # 3.1%, 94.7%
+    "go1_joystick_fast": Headline("3.1% falls, 95.0% tracking (64)", max_falls=0.0625,
+                                  min_tracking=0.91),  # 3.1%, 94.7%
     "g1_joystick": Headline("0% falls, 96.3% tracking (64)", max_falls=0.0625, min_tracking=0.92),  # 3.1%, 96.3%
     # on its first tiles (levels 0-2 of every terrain type): 0% falls of 32 and 96.2% (play_vs_eval.py)
     "go1_rough": Headline("0% falls, 96.2% tracking (32, levels 0-2)", max_falls=0.1, min_tracking=0.92),  # 4.7%, 95.9%

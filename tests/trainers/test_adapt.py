@@ -114,7 +114,8 @@ def test_the_report_set_must_be_disjoint_from_the_selection_set_and_the_training
     cfg = load_config(POINT_REACH_ID, overrides=["num_envs=8", "seed=10"])  # rows: training 10..17
     check_seeds(cfg, AdaptConfig(eval_seed=18, report_seed=26))  # selection 18..25, report 26..33
     check_seeds(cfg, AdaptConfig(eval_seed=18, report_seed=2, eval_episodes=4))  # report 2..9
-    with pytest.raises(ConfigError, match=r"--report-seed 25: the report set's seeds 25..32 overlap the selection set's 18..25"):
+    with pytest.raises(ConfigError,
+                       match=r"--report-seed 25: the report set's seeds 25..32 overlap the selection set's 18..25"):
         check_seeds(cfg, AdaptConfig(eval_seed=18, report_seed=25))
     with pytest.raises(ConfigError, match=r"--report-seed 3: the report set's seeds 3..10 overlap the training envs'"):
         check_seeds(cfg, AdaptConfig(eval_seed=18, report_seed=3))

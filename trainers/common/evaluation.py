@@ -14,7 +14,7 @@ env under our SB3 adapter) both call it, so their numbers are measured the same 
   reward), success rate (where the env reports ``info["is_success"]``), fall rate (the
   share that ended ``terminated`` rather than truncated), per-step means of
   ``info["reward_terms"]`` over the counted episodes, and the joystick tasks' planar
-  velocity tracking share.
+  velocity tracking share, also per episode (with each episode's fall: ``walk_rate``).
 - **video**: one whole episode of env 0 (its second when ``skip_first``, the first counted).
 
 Both autoreset modes are handled: SAME_STEP (a done row already holds the next episode) and
@@ -41,7 +41,7 @@ __all__ = ["EvalResult", "episodes_per_env", "run_episodes", "video_fps"]
 #: ``obs (N, *obs_shape) -> actions (N, *act_shape)``: the deterministic policy, raw observations in
 ActionFn = Callable[[np.ndarray], np.ndarray]
 #: :meth:`EvalResult.walk_rate`'s default: an episode tracking less than 80% of the maximum did not do its
-#: job even upright (the shipped joystick policies track 88-96% on average; tests/trainers/test_shipped_policies.py's floor)
+#: job even upright (the shipped joystick policies track 88-96% on average)
 WALK_TRACKING = 0.8
 
 
@@ -221,7 +221,8 @@ def run_episodes(env: gym.vector.VectorEnv, act: ActionFn, episodes: int, seed: 
                         counted.successes.append(bool(success))
                     for k, acc in term_acc.items():
                         counted.term_sums[k] = counted.term_sums.get(k, 0.0) + acc[i]
-                    counted.episode_terms.append({k: float(acc[i]) / max(int(length[i]), 1) for k, acc in term_acc.items()})
+                    steps = max(int(length[i]), 1)
+                    counted.episode_terms.append({k: float(acc[i]) / steps for k, acc in term_acc.items()})
             for acc in term_acc.values():
                 acc[done] = 0.0
             seen += done
