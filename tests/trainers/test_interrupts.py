@@ -32,6 +32,14 @@ SB3 = ["--algo", "sb3-ppo", "--task", POINT_REACH_ID, "--num-envs", "8", "--tota
 SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
 
 
+def _as_from_a_terminal() -> None:
+    """The child's stop signals at their defaults, as a run started from a terminal has them, even when
+    the tests themselves run under ``nohup`` (SIGHUP ignored, which a run keeps on purpose) or as a
+    background job of a script (SIGINT ignored)."""
+    for signum in SIGNALS:
+        signal.signal(signum, signal.SIG_DFL)
+
+
 def _train_into_a_dead_pipe(out: Path, argv: list[str], started, signum: int) -> tuple[int, str]:
     """Run ``unilab train`` with stdout and stderr into a pipe read by ``cat``; once ``started(out)``,
     kill ``cat`` (the pipe now has no reader), send ``signum``; the exit status and ``train.log``."""
@@ -40,7 +48,7 @@ def _train_into_a_dead_pipe(out: Path, argv: list[str], started, signum: int) ->
     os.close(read_end)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "UNILAB_NUM_THREADS": "1"}
     child = subprocess.Popen([sys.executable, "-c", CHILD, "train", *argv, "--out", str(out)], cwd=ROOT, env=env,
-                             stdout=write_end, stderr=write_end)
+                             stdout=write_end, stderr=write_end, preexec_fn=_as_from_a_terminal)
     os.close(write_end)
     try:
         deadline = time.monotonic() + 120
