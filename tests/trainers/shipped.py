@@ -7,11 +7,12 @@ The evaluation is deterministic, so a bound is not a flaky coin: it is met today
 comments give, and a policy, task or wrapper change that moves the number past it fails.
 
 How much a bound catches depends on the rate (binomial odds that a policy truly that bad fails it):
-over 64 episodes the Go1's <= 6% (3 falls) fails a policy falling 3.6% (3x its 1.2%) 1 time in 5 and
-one at 9% 5 in 6; the G1's <= 12% fails 14% (3x its 4.7%) 2 in 3 and 20% 24 in 25; the grasp's >= 85%
+over 64 episodes the Go1's <= 6% (3 falls) fails a policy falling 3.6% (3x the 1.2% it was shipped with
+before 2026-12-05) 1 time in 5 and one at 9% 5 in 6; the G1's <= 12% fails 14% 2 in 3 and 20% 24 in 25; the grasp's >= 85%
 fails 85% (3x its 5.1% misses) 1 in 2 and 80% 6 in 7. The tracking bounds (means over ~64,000 steps,
 within ~0.5 points between seeds) catch a slide of the walk itself. The slow tier's 256 episodes
-(test_shipped_real_policies.py) tighten the Go1's falls and the grasp's success where 64 cannot.
+(test_shipped_real_policies.py) tighten the Go1's and the G1's falls and the grasp's success where 64
+cannot.
 """
 
 from __future__ import annotations
@@ -50,10 +51,10 @@ HEADLINES = {
     "go1_rough": Headline("0% falls, 96.2% tracking (32, levels 0-2)", max_falls=0.1, min_tracking=0.92),  # 4.7%, 95.9%
     "ur5_grasp": Headline("100% success", min_success=0.9),  # 100%
     # under their robots' profiles (pushes to 2 m/s; trained under wider ranges)
-    "go1_joystick_real": Headline("1.2% falls, 92.4% tracking (256) under go1_real", max_falls=0.06,
-                                  min_tracking=0.88, sim2real="go1_real"),  # 1.6%, 92.2%
-    "g1_joystick_real": Headline("4.7% falls (704), 87.7% tracking under g1_real", max_falls=0.12,
-                                 min_tracking=0.84, sim2real="g1_real"),  # 1.6%, 87.8%
+    "go1_joystick_real": Headline("0.4% / 1.6% falls (256 at seeds 12345 / 5000), 92.4% tracking under go1_real",
+                                  max_falls=0.06, min_tracking=0.88, sim2real="go1_real"),  # 1.6%, 92.2%
+    "g1_joystick_real": Headline("2.3% / 2.0% falls (256 at seeds 12345 / 5000), 88.8% tracking under g1_real",
+                                 max_falls=0.12, min_tracking=0.84, sim2real="g1_real"),  # 1.6%, 88.5%
     "ur5_grasp_real": Headline("94.9% success (256) under ur5_grasp_real", min_success=0.85,
                                sim2real="ur5_grasp_real"),  # 96.9%
 }
