@@ -45,16 +45,11 @@ def test_a_go1_run_trains_the_same_and_its_policy_onnx_and_eval_are_symmetric(tm
     flagged run's loaded policy is exactly its mirror image on real Go1 observations, and its ONNX agrees."""
     import onnxruntime as ort
 
-    from tests.trainers.go1_states import go1_observations
+    from tests.trainers.go1_states import go1_observations, train_tiny_go1
     from trainers.ppo.evaluate import export_onnx, load_policy
 
     def train(flag):
-        out = tmp_path / f"m{flag}"
-        assert cli.main(["train", "--task", "UniLab/Go1Joystick-v0", "--num-envs", "16", "--total-steps", "768",
-                         "--out", str(out), "--no-progress", "algo.num_steps=24", "log.tensorboard=false",
-                         "log.plot=false", "algo.symmetry_coef=0.1", "policy.actor_hidden=[32,32]",
-                         "policy.critic_hidden=[32,32]", f"policy.mirror_average={flag}"]) == 0
-        return out
+        return train_tiny_go1(tmp_path / f"m{flag}", "algo.symmetry_coef=0.1", f"policy.mirror_average={flag}")
 
     plain, averaged = train("false"), train("true")
     weights = [torch.load(r / "checkpoint.pt", weights_only=False)["algo"]["policy"] for r in (plain, averaged)]

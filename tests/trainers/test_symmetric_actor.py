@@ -53,17 +53,12 @@ def test_it_needs_the_deployed_average():
 def test_a_go1_run_samples_around_the_average_and_trains_other_weights(tmp_path):
     """Same seed with the flag off and on: the flagged run's rollout means are exactly mirror
     equivariant (its stored Gaussian means), the weights differ from the plain run's."""
-    from tests.trainers.go1_states import go1_observations
+    from tests.trainers.go1_states import go1_observations, train_tiny_go1
     from trainers.ppo.evaluate import load_policy
     from trainers.ppo.runner import build_learner
 
     def train(flag):
-        out = tmp_path / f"s{flag}"
-        assert cli.main(["train", "--task", "UniLab/Go1Joystick-v0", "--num-envs", "16", "--total-steps", "768",
-                         "--out", str(out), "--no-progress", "algo.num_steps=24", "log.tensorboard=false",
-                         "log.plot=false", "policy.actor_hidden=[32,32]", "policy.critic_hidden=[32,32]",
-                         "policy.mirror_average=true", f"policy.symmetric_actor={flag}"]) == 0
-        return out
+        return train_tiny_go1(tmp_path / f"s{flag}", "policy.mirror_average=true", f"policy.symmetric_actor={flag}")
 
     plain, symmetric = train("false"), train("true")
     weights = [torch.load(r / "checkpoint.pt", weights_only=False)["algo"]["policy"] for r in (plain, symmetric)]
