@@ -4,7 +4,7 @@ here. The bounds and why: tests/trainers/shipped.py; the *_real policies under t
 profiles: test_shipped_real_policies.py."""
 
 import pytest
-from tests.trainers.shipped import HEADLINES, POLICIES, check
+from tests.trainers.shipped import HEADLINES, POLICIES, shortfalls
 
 SHIPPED = sorted(p.parent.name for p in POLICIES.glob("*/checkpoint.pt"))
 BARE = [name for name in SHIPPED if not name.endswith("_real")]
@@ -20,4 +20,4 @@ def test_every_shipped_policy_has_a_headline():
 
 @pytest.mark.parametrize("name", BARE)
 def test_a_shipped_policy_keeps_its_headline(name):
-    check(name, HEADLINES[name])
+    assert not shortfalls(name, HEADLINES[name])

@@ -6,7 +6,7 @@ why: tests/trainers/shipped.py."""
 import dataclasses
 
 import pytest
-from tests.trainers.shipped import HEADLINES, POLICIES, Headline, check
+from tests.trainers.shipped import HEADLINES, POLICIES, Headline, shortfalls
 
 REAL = sorted(p.parent.name for p in POLICIES.glob("*_real/checkpoint.pt"))
 
@@ -25,11 +25,11 @@ WIDE = {"go1_joystick_real": dataclasses.replace(HEADLINES["go1_joystick_real"],
 
 @pytest.mark.parametrize("name", REAL)
 def test_a_real_policy_keeps_its_headline_under_its_robots_profile(name):
-    check(name, HEADLINES[name])
+    assert not shortfalls(name, HEADLINES[name])
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(WIDE))
 def test_a_real_policy_keeps_its_headline_over_256_episodes(name):
     headline: Headline = WIDE[name]
-    check(name, headline)
+    assert not shortfalls(name, headline)
