@@ -169,7 +169,7 @@ class Runner:
         if any(env_dims(e) != self.dims for e in self.envs[1:]):
             raise ValueError("the envs of one run must have the same observation, action and privileged sizes")
         mirror = task_mirror(self.envs[0], cfg)
-        if cfg.policy.mirror_average:  # refused now, not when the run is evaluated
+        if cfg.policy.mirror_average and mirror is None:  # refused now, not when the run is evaluated
             env_mirror(self.envs[0], cfg.task, "policy.mirror_average", "set it to false")
         if dist is None:
             self.algo = build_learner(self.dims, cfg, self.device, mirror=mirror)
