@@ -1,14 +1,16 @@
-"""Go1 and G1 (bare and under their sim-to-real profiles) still produce their golden trajectories, bit for bit.
+"""Every task (Go1, G1, Go1 rough, UR5 reach and grasp; bare and under the sim-to-real
+profiles the goldens name) still produces its golden trajectories, bit for bit.
 
-The goldens were recorded before the move to the shared locomotion layer
-(``tests/envs/golden/trajectories.py`` says how); any change in any bit of an
-observation, privileged observation, reward, reward term, terminated or truncated flag
-fails here with the first step and array that differ.
+The Go1 / G1 goldens were recorded before the move to the shared locomotion layer, the Go1
+rough and UR5 ones before the reward kernels became named reward terms
+(``tests/envs/golden/trajectories.py`` says how); any change in any bit of an observation,
+privileged observation, reward, reward term, terminated or truncated flag fails here with
+the first step and array that differ.
 
 Bit equality holds for one set of ``mujoco`` / ``numba`` / ``numpy`` versions (``pyproject.toml``
-sets no upper bound), written beside the goldens in ``golden/versions.json``. A golden that
-differs while the installed versions are others fails with one message naming both and the
-re-record command. It fails rather than skips: a skip would switch the check off silently on
+sets no upper bound), kept in each golden file (older ones: ``golden/versions.json``). A golden
+that differs while the installed versions are others fails with one message naming both and
+the re-record command. It fails rather than skips: a skip would switch the check off silently on
 every install after a library release, where a failure asks for the one step that turns it
 back on (check the change is the library's, then re-record).
 """
@@ -45,7 +47,7 @@ def test_trajectory_equals_its_golden_bit_for_bit(case):
     try:
         _assert_equal(stem, got, want)
     except AssertionError as error:
-        drift = golden.version_drift(golden.recorded_versions(), golden.running_versions())
+        drift = golden.version_drift(golden.recorded_versions(stem), golden.running_versions())
         if drift is None:
             raise
         first = " / ".join(line.strip() for line in str(error).strip().splitlines()[:3] if line.strip())
@@ -77,11 +79,21 @@ def test_a_mismatch_under_other_versions_names_them_and_the_re_record_command(mo
         test_trajectory_equals_its_golden_bit_for_bit(golden.CASES[0])
 
 
-def test_goldens_cross_episode_ends_and_command_resamples():
-    records = [np.load(golden.path_of(c[0])) for c in golden.CASES]
-    assert sum(int(r["full_terminated"].sum()) for r in records) > 20
-    assert sum(int(r["full_truncated"].sum()) for r in records) > 5
-    assert sum(int(r["command_changes"]) for r in records) > 5
+def test_goldens_cross_episode_ends_command_resamples_and_picks():
+    records = {c[0]: np.load(golden.path_of(c[0])) for c in golden.CASES}
+    arm = {c[0] for c in golden.CASES if c[1].startswith("UniLab/UR5")}  # no command: 0 changes
+    assert sum(int(r["full_terminated"].sum()) for r in records.values()) > 20
+    assert sum(int(r["full_truncated"].sum()) for r in records.values()) > 5
+    assert sum(int(r["command_changes"]) for stem, r in records.items() if stem not in arm) > 5
+    assert all(int(records[stem]["command_changes"]) == 0 for stem in arm)
+    # a UR5Grasp episode terminates only on a success (1 s held up) or the cube off the table
+    assert sum(int(records[s]["full_terminated"].sum()) for s in arm if s.startswith("ur5_grasp")) > 5
+
+
+def test_a_golden_without_its_own_versions_reads_versions_json():
+    assert golden.recorded_versions(golden.CASES[0][0]) == golden.recorded_versions()
+    stem = next(c[0] for c in golden.CASES if "versions" in np.load(golden.path_of(c[0])))
+    assert set(golden.recorded_versions(stem)) == set(golden.PACKAGES)
 
 
 def test_fingerprint_tells_values_apart_and_ignores_the_sign_of_zero():
