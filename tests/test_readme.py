@@ -12,8 +12,10 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import pytest
+import yaml
 
 import unilab_envs
+from unilab_envs.locomotion.terms import LEGGED_TERMS
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
@@ -158,6 +160,8 @@ def test_tasks_page_legged_reward_terms_match_the_envs(envs):
         env = envs[task]
         assert [row["term"].strip("`") for row in rows] == list(env.reward_names), task
         assert {row["term"].strip("`"): float(row[column]) for row in rows} == _scales(env), task
+    declared = {term.name: term.doc for term in LEGGED_TERMS}  # the value column is each term's declared doc
+    assert {row["term"].strip("`"): row["value"].replace("\\|", "|") for row in rows[:-1]} == declared
 
 
 @pytest.mark.parametrize("task", ["UniLab/UR5Reach-v0", "UniLab/UR5Grasp-v0"])
@@ -350,6 +354,26 @@ def test_add_your_own_legged_task_block_runs_as_written(tmp_path, monkeypatch):
             module.with_defaults(module.LocomotionConfig, "Typo", "a typo", gait_frequncy=2.0)
     finally:
         gym.registry.pop("MyLab/MyDogJoystick-v0", None)
+
+
+def test_add_a_reward_term_block_runs_as_written(tmp_path, monkeypatch, capsys):
+    """docs/adding_a_task.md's registered term is added from the config and logged with its weighted value."""
+    page = DOCS["docs/adding_a_task.md"]
+    code = re.search(r"```python\n(# my_terms\.py\n.*?)```", page, re.S).group(1)
+    (tmp_path / "my_terms.py").write_text(code)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import importlib
+
+    module = importlib.import_module("my_terms")
+    env = module.env
+    assert env.reward_names[-2:] == ("swing_clearance", "positive_clip") and "swing_clearance" in capsys.readouterr().out
+    _, reward, _, _, info = env.step(np.zeros((64, 12), np.float32))
+    column = info["reward_terms"]["swing_clearance"]
+    assert (column <= 0).all() and (column < 0).any()  # -1.0 x 0.02 x how far the feet are below 5 cm
+    np.testing.assert_allclose(sum(info["reward_terms"].values()), reward, rtol=1e-5, atol=1e-6)
+    yaml_block = re.search(r"```yaml\n(env_kwargs:\n  reward_terms:\n.*?)```", page, re.S).group(1)
+    assert yaml.safe_load(yaml_block) == {"env_kwargs": {"reward_terms": {"swing_clearance": {"weight": -1.0, "target_height": 0.05}}}}
+    env.close()
 
 
 @pytest.mark.parametrize("source", ["README.md", "docs/sb3.md"])

@@ -1,4 +1,4 @@
-"""The 17 weighted locomotion terms and the positive clip, against a hand-computed step."""
+"""The 17 weighted locomotion terms and the positive clip (the generated ``write_rewards``), against a hand-computed step."""
 
 from __future__ import annotations
 
@@ -8,12 +8,10 @@ import numpy as np
 import pytest
 
 from tests.envs import locomotion_records as rec
-from unilab_envs.locomotion.rewards import (
-    REWARD_NAMES,
-    TERMINATION,
-    RewardScales,
-    write_rewards,
-)
+from unilab_envs.locomotion.ground import flat_ground
+from unilab_envs.locomotion.reward_kernel import step_kernel
+from unilab_envs.locomotion.rewards import REWARD_NAMES, TERMINATION, RewardScales
+from unilab_envs.locomotion.terms import LEGGED_TERMS
 
 # one step of one env, by hand: base (vx, vy, vz, wx, wy, wz, gx, gy, gz, height)
 BASE = (0.5, 0.0, 0.5, 0.1, 0.2, 0.3, 0.1, 0.2, -0.9, 0.25)
@@ -26,7 +24,9 @@ def _run(moving, fell, **params):
     p = rec.params(**params)
     weights = SCALES * p.dt
     terms, reward = np.zeros((1, 17), np.float32), np.zeros(1, np.float32)
-    write_rewards(0, terms, reward, weights, weights[-1] / p.dt, p, BASE, 0.25, 0.09, SUMS, FEET, moving, fell, p.float32_math)
+    step_kernel(LEGGED_TERMS).write_rewards(0, terms, reward, weights, np.zeros((16, 1)), weights[-1] / p.dt, rec.physics(),
+                                            rec.robot(), rec.legs(), flat_ground(), p, rec.commands(), p.float32_math, BASE,
+                                            SUMS, FEET, moving, fell, 0.25, 0.09, 0.0, 1.0)  # fmt: skip
     return terms[0].astype(np.float64), float(reward[0])
 
 

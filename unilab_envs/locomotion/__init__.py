@@ -14,12 +14,14 @@ module              what
 ``feet``            contact, air time, slip, phase clearance error per foot
 ``base``            base velocity, orientation, height; falls
 ``joints``          torque, action rate, pose, stand still, soft joint limits
-``rewards``         the 17 named terms, weights, positive clip
+``terms``           the 16 named reward terms, one small function each (``LEGGED_TERMS``)
+``rewards``         their config keys (``RewardScales``) and the positive clip
+``reward_kernel``   the step kernel generated from a task's terms
 ``precision``       float64 (Go1) or float32 (G1) arithmetic of the same maths
 ``observation``     observation group layout and its writers
 ``reset``           reset randomization
 ``actions``         actions -> PD targets
-``kernels``         the fused compute / reset / observe kernels
+``kernels``         the pieces of the step around the reward; reset / observe kernels
 ``task``            ``LocomotionTask``: the Task a robot subclasses
 ==================  ==============================================================
 """

@@ -8,7 +8,8 @@ it to give its defaults (every field below without a default, and any it changes
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -65,6 +66,9 @@ class LocomotionConfig:
     reset_joint_range: float
     reset_base_velocity: float
     reward_scales: RewardScales
+    # more terms, or a term's weight / params: {name: {weight: scale, param: value}}; a name the task does
+    # not declare must be registered (unilab_envs.core.reward_terms.register_reward_term("locomotion", ...))
+    reward_terms: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
     def validate(self) -> None:
         require_timing(self.sim_dt, self.control_dt)
@@ -85,6 +89,8 @@ class LocomotionConfig:
         for name in ("swing_height", "air_time_target", "reset_xy_range", "reset_joint_range", "reset_base_velocity", "min_base_height"):
             require(getattr(self, name) >= 0, f"{name} must be >= 0, got {getattr(self, name)}")
         self.reward_scales.validate()
+        require(isinstance(self.reward_terms, Mapping) and all(isinstance(v, Mapping) for v in self.reward_terms.values()),
+                f"reward_terms must map term names to {{weight: ..., param: ...}} mappings, got {self.reward_terms!r}")
 
 
 def kernel_records(cfg: LocomotionConfig) -> tuple[Params, Commands, Reset]:

@@ -7,6 +7,7 @@ fails at import with a suggestion, so a typo cannot add a field that nothing rea
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import sys
 from typing import Any
@@ -25,7 +26,9 @@ def with_defaults(base: type, name: str, doc: str, **defaults: Any) -> type:
     for key, value in defaults.items():
         if key not in fields:
             raise unknown_key_error(f"{base.__name__} field", key, list(fields))
-        spec.append((key, fields[key].type, dataclasses.field(default=value)))
+        default = dataclasses.field(default_factory=lambda v=value: copy.deepcopy(v)) if isinstance(value, (dict, list)) \
+            else dataclasses.field(default=value)  # a mutable default: each config gets its own copy
+        spec.append((key, fields[key].type, default))
     cls = dataclasses.make_dataclass(name, spec, bases=(base,), frozen=True, kw_only=True)
     cls.__doc__ = doc
     cls.__module__ = sys._getframe(1).f_globals.get("__name__", cls.__module__)

@@ -1,8 +1,9 @@
-"""The three batched kernels of a locomotion task, composed from the shared terms.
+"""The batched kernels of a locomotion task, composed from the shared pieces.
 
-- :func:`compute`: after physics, one fused ``prange`` pass per env: joint sums and
-  joint observation slots, gait phase, feet, reward terms, termination, command
-  resampling, the rest of the observations.
+- ``compute``: after physics, one fused ``prange`` pass per env: :func:`env_quantities`
+  (joint sums and joint observation slots, gait phase, feet), the reward terms,
+  :func:`finish_env` (termination, command resampling, the rest of the observations).
+  It is generated from the task's reward terms (:mod:`unilab_envs.locomotion.reward_kernel`).
 - :func:`reset_envs`: random starts for rows ``ids`` (already at the keyframe).
 - :func:`observe`: observations of rows ``ids`` after a reset (no reward, no state step).
 
@@ -33,7 +34,6 @@ from unilab_envs.locomotion.joints import joint_sums
 from unilab_envs.locomotion.observation import write_base_obs
 from unilab_envs.locomotion.precision import phase_sin_cos
 from unilab_envs.locomotion.reset import randomize_start
-from unilab_envs.locomotion.rewards import write_rewards
 
 ROWS_PER_BLOCK = 32  # envs per call of a block function
 
@@ -45,9 +45,15 @@ def blocks(n):
 
 
 @nb.njit(inline="always", cache=True)
-def step_env(i, obs, privileged_obs, reward_terms, reward, terminated, episode_step, rng,
-             layout, physics, robot, legs, ground, params, commands, weights, clip_scale, f32):  # fmt: skip
-    """Env ``i``'s share of :func:`compute` (``clip_scale = weights[-1] / dt``, ``f32 = params.float32_math``)."""
+def env_quantities(i, obs, privileged_obs, layout, physics, robot, legs, ground, params, f32):
+    """Env ``i``'s state after physics, before its reward: the joint slots of the observations
+    written, the gait and the feet advanced one step.
+
+    Returns ``(base, sums, feet, moving, fell, lin_error, yaw_error, sin_phase, cos_phase)``:
+    ``base`` is :func:`~unilab_envs.locomotion.base.base_state`'s tuple (height above the
+    ground), ``sums`` :func:`~unilab_envs.locomotion.joints.joint_sums`'s, ``feet`` the summed
+    ``(air_reward, slip, phase_error)`` of the feet.
+    """
     prefetch_row(physics.qpos, i + PREFETCH_DISTANCE)  # qpos / qvel are rows of the batch state, far apart
     prefetch_row(physics.qvel, i + PREFETCH_DISTANCE)
     base = above_ground(base_state(i, physics.qpos, physics.qvel, robot.root_q, robot.root_d), base_ground(i, physics, robot, ground))
@@ -68,44 +74,19 @@ def step_env(i, obs, privileged_obs, reward_terms, reward, terminated, episode_s
 
     fell = has_fallen(base[8], base[9], params)
     lin_error, yaw_error = velocity_errors(legs.command, i, base[0], base[1], base[5])
-    write_rewards(i, reward_terms, reward, weights, clip_scale, params, base, lin_error, yaw_error, sums,
-                  (air_reward, slip, phase_error), moving, fell, f32)  # fmt: skip
+    return base, sums, (air_reward, slip, phase_error), moving, fell, lin_error, yaw_error, sin_phase, cos_phase
+
+
+@nb.njit(inline="always", cache=True)
+def finish_env(i, obs, privileged_obs, terminated, episode_step, rng, layout, physics, robot, legs, ground, params, commands,
+               base, fell, sin_phase, cos_phase):  # fmt: skip
+    """Env ``i``'s step after its reward: termination, walk tracking, command redraw, the rest of the observations."""
     terminated[i] = fell
     track_walk(i, physics, robot, ground, legs.command, params.dt)
-
     if resample_due(episode_step[i], commands):
         sample_command(i, legs.command, rng, commands)
     write_base_obs(i, obs, privileged_obs, layout, base, legs.command, sin_phase, cos_phase, legs)
     write_height_scan(i, obs, privileged_obs, layout, physics, robot, ground)
-
-
-@nb.njit(cache=True, _nrt=False)
-def step_block(lo, hi, obs, privileged_obs, reward_terms, reward, terminated, episode_step, rng,
-               layout, physics, robot, legs, ground, params, commands, weights, clip_scale):  # fmt: skip
-    """:func:`step_env` for envs ``lo:hi``.
-
-    One inlined copy of the env step per precision, each with the flag as a constant, so
-    the per-term precision choices fold away at compile time.
-    """
-    if params.float32_math:
-        for i in range(lo, hi):
-            step_env(i, obs, privileged_obs, reward_terms, reward, terminated, episode_step, rng,
-                     layout, physics, robot, legs, ground, params, commands, weights, clip_scale, True)  # fmt: skip
-    else:
-        for i in range(lo, hi):
-            step_env(i, obs, privileged_obs, reward_terms, reward, terminated, episode_step, rng,
-                     layout, physics, robot, legs, ground, params, commands, weights, clip_scale, False)  # fmt: skip
-
-
-@nb.njit(parallel=True, cache=True, _nrt=False)
-def compute(obs, privileged_obs, reward_terms, reward, terminated, episode_step, rng,
-            layout, physics, robot, legs, ground, params, commands, weights):  # fmt: skip
-    """One control step's observations ``(N, O)``, ``(N, P)``, reward terms ``(N, 17)``, reward and terminations."""
-    clip_scale = weights[weights.shape[0] - 1] / params.dt
-    n = obs.shape[0]
-    for b in nb.prange(blocks(n)):
-        step_block(b * ROWS_PER_BLOCK, min(n, (b + 1) * ROWS_PER_BLOCK), obs, privileged_obs, reward_terms, reward,
-                   terminated, episode_step, rng, layout, physics, robot, legs, ground, params, commands, weights, clip_scale)  # fmt: skip
 
 
 @nb.njit(cache=True)

@@ -9,8 +9,11 @@ the observation layout::
         ...
 
 The layout is checked against the robot when the class is made (at import). The reward terms are
-:data:`~unilab_envs.locomotion.rewards.REWARD_NAMES`; the kernels are
-:mod:`unilab_envs.locomotion.kernels`. The ground is flat (z = 0) unless a task overrides
+the class's ``reward_terms`` (:data:`~unilab_envs.locomotion.terms.LEGGED_TERMS` unless a task adds
+its own: ``reward_terms = LocomotionTask.reward_terms + (MY_TERM,)``), plus any registered term
+the config's ``reward_terms`` names; the step kernel is generated from them
+(:mod:`unilab_envs.locomotion.reward_kernel`), the rest is :mod:`unilab_envs.locomotion.kernels`.
+The ground is flat (z = 0) unless a task overrides
 :meth:`LocomotionTask.load_model` and :meth:`LocomotionTask.make_ground` (a terrain task,
 e.g. :mod:`unilab_envs.tasks.go1_rough`).
 """
@@ -24,6 +27,7 @@ import numpy as np
 
 from unilab_envs.core.config import build_config
 from unilab_envs.core.model import load_model, servo_joint_actuators
+from unilab_envs.core.reward_terms import RewardTerm, resolve_terms
 from unilab_envs.core.task import Task
 from unilab_envs.locomotion import kernels
 from unilab_envs.locomotion.actions import apply_actions
@@ -32,8 +36,12 @@ from unilab_envs.locomotion.ground import flat_ground
 from unilab_envs.locomotion.mirror import MirrorMap, locomotion_mirror
 from unilab_envs.locomotion.observation import ObsLayout, obs_layout
 from unilab_envs.locomotion.records import Ground, Legs, Physics
-from unilab_envs.locomotion.rewards import REWARD_NAMES
+from unilab_envs.locomotion.reward_kernel import step_kernel
+from unilab_envs.locomotion.rewards import POSITIVE_CLIP, REWARD_NAMES
 from unilab_envs.locomotion.robot import LeggedRobot, resolve_robot
+from unilab_envs.locomotion.terms import LEGGED_TERMS
+
+LAYER = "locomotion"  # the layer name terms are registered under (unilab_envs.core.reward_terms)
 
 
 class LocomotionTask(Task):
@@ -43,7 +51,8 @@ class LocomotionTask(Task):
     legged: LeggedRobot
     layout: ObsLayout
     privileged_obs_groups: ClassVar[dict[str, slice]] = {}
-    reward_names = REWARD_NAMES
+    reward_terms: ClassVar[tuple[RewardTerm, ...]] = LEGGED_TERMS
+    reward_names = REWARD_NAMES  # an instance's own: its terms, then positive_clip
     state_names = ("last_action", "_previous_action", "command", "phase", "_contact", "_air_time", "_foot_height", "_previous_foot_pos")
 
     def __init_subclass__(cls, *, config: type[LocomotionConfig] | None = None, legged: LeggedRobot | None = None,
@@ -64,7 +73,12 @@ class LocomotionTask(Task):
         # position actuators as they are; torque actuators become PD servos with the config's gains
         self.actuator_kinds = servo_joint_actuators(model, self.robot.actuator_ids, cfg.pd_kp, cfg.pd_kd)
         self._home = self.robot.home  # (J,) home pose: the zero of the actions and of joint_pos
-        self._weights = cfg.reward_scales.weights(cfg.control_dt)
+        scales = cfg.reward_scales
+        terms = resolve_terms(LAYER, self.reward_terms, {name: getattr(scales, name) for name in REWARD_NAMES[:-1]}, cfg.reward_terms)
+        self.reward_names = (*terms.names, POSITIVE_CLIP)
+        self._weights = np.array([*terms.scales, scales.positive_clip]) * cfg.control_dt
+        self._term_params = term_param_table(terms.param_values)
+        self._compute = step_kernel(terms.terms).compute
         self.params, self.commands, self.reset_ranges = kernel_records(cfg)
         self._obs_size = max(s.stop for s in self.obs_groups.values())
         self._privileged_obs_size = max((s.stop for s in self.privileged_obs_groups.values()), default=0)
@@ -110,11 +124,19 @@ class LocomotionTask(Task):
         apply_actions(actions, self._ctrl, self.legs, self.robot, self.config.action_scale)
 
     def compute(self, obs, privileged_obs, reward_terms, reward, terminated, episode_step, rng) -> None:
-        kernels.compute(obs, privileged_obs, reward_terms, reward, terminated, episode_step, rng,
-                        self.layout, self.physics, self.robot, self.legs, self.ground, self.params, self.commands, self._weights)  # fmt: skip
+        self._compute(obs, privileged_obs, reward_terms, reward, terminated, episode_step, rng, self.layout, self.physics,
+                      self.robot, self.legs, self.ground, self.params, self.commands, self._weights, self._term_params)  # fmt: skip
 
     def reset_envs(self, ids: np.ndarray, rng: np.ndarray) -> None:
         kernels.reset_envs(ids, rng, self.physics, self.robot, self.legs, self.reset_ranges, self.commands)
 
     def observe(self, ids: np.ndarray, obs, privileged_obs) -> None:
         kernels.observe(ids, obs, privileged_obs, self.layout, self.physics, self.robot, self.legs, self.ground, self.params)
+
+
+def term_param_table(values: tuple[tuple[float, ...], ...]) -> np.ndarray:
+    """``(K, max(1, P))`` float64: row ``k`` holds term ``k``'s parameter values (zero-padded)."""
+    table = np.zeros((len(values), max([1, *map(len, values)])))
+    for k, row in enumerate(values):
+        table[k, : len(row)] = row
+    return table
