@@ -72,10 +72,15 @@ def generated_module(stem: str, source: str, bindings: Mapping[str, object], dep
     if module_name in sys.modules:
         return sys.modules[module_name]
     path = kernel_dir() / f"{stem}_{key}.py"
-    if not path.exists():
+    if not path.exists():  # the first writer's file stays: a later one would change its stamp, and Numba's cache with it
         partial = path.with_suffix(f".py.{os.getpid()}.partial")
         partial.write_text(source)
-        os.replace(partial, path)
+        try:
+            os.link(partial, path)
+        except FileExistsError:
+            pass
+        finally:
+            partial.unlink()
     if PACKAGE not in sys.modules:
         sys.modules[PACKAGE] = types.ModuleType(PACKAGE, "Kernels generated from task declarations (unilab_envs.core.generated).")
     spec = importlib.util.spec_from_file_location(module_name, path)
