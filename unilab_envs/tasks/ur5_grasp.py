@@ -40,7 +40,10 @@ last_action       4     previous action
 **Privileged** (critic only, 6): contact flag left / right pad - cube, contact force
 magnitude left / right (N, net over the pad's contacts), cube mass (kg), cube friction.
 
-**Reward** (named terms, weight = scale * control_dt, summed): ``reach``
+**Reward** (named terms, weight = scale * control_dt, summed; the class's ``reward_terms``,
+:data:`~unilab_envs.tasks.arm_terms.GRASP_TERMS`, plus any term registered under ``"ur5_grasp"``
+that the config's ``reward_terms`` names; the step kernel is generated from them,
+:mod:`~unilab_envs.tasks.arm_reward_kernel`): ``reach``
 (``1 - tanh(d / reach_std)``, d = pinch-cube distance), ``grasp`` (1 with both pads on
 the cube and d within half the cube's edge: fingertips pressed on its top face touch it
 with both pads too, and a policy learned to farm that), ``lift`` (grasped: cube bottom height / ``lift_target``, capped at 1),
@@ -71,11 +74,11 @@ open, high closed), body ``cube`` with a free joint and one box geom, keyframe `
 
 from __future__ import annotations
 
-import dataclasses
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import mujoco
 import numpy as np
@@ -84,10 +87,13 @@ from unilab_envs.assets import ur5e_2f85 as scene
 from unilab_envs.core.config import build_config, require, require_range, require_timing
 from unilab_envs.core.model import (actuators_for_joints, free_joint_of, mjcf_file, object_ids, require_gains,
                                     servo_joint_actuators)
+from unilab_envs.core.reward_terms import RewardTerm, resolve_terms
 from unilab_envs.core.single_env import UniLabEnv
 from unilab_envs.core.task import Task
 from unilab_envs.core.vector_env import UniLabVectorEnv
 from unilab_envs.tasks import ur5_grasp_kernels as k
+from unilab_envs.tasks.arm_reward_kernel import grasp_kernel, term_param_table
+from unilab_envs.tasks.arm_terms import GRASP_TERMS, reward_scales_class
 
 OBS_GROUPS = {
     "joint_pos": slice(0, 6),
@@ -107,25 +113,10 @@ OBS_GROUPS = {
 PAD_SENSORS = ("left_pad_cube", "right_pad_cube")
 
 
-@dataclass(frozen=True)
-class UR5GraspRewardScales:
-    """Signed scales of the named reward terms (weight = scale * control_dt)."""
+LAYER = "ur5_grasp"  # the layer name terms are registered under (unilab_envs.core.reward_terms)
 
-    reach: float = 1.0
-    grasp: float = 1.0
-    lift: float = 4.0
-    hold: float = 4.0
-    action_rate: float = -0.01
-    success: float = 250.0
-    #: off by default; -hold x (success_hold_s / control_dt), -100 with the defaults, takes back,
-    #: when a hold breaks, exactly the ``hold`` reward it earned
-    hold_break: float = 0.0
-    #: off by default; at -lift the lift reward peaks at ``lift_target`` and falls to 0 at twice it,
-    #: so a policy stops the cube there instead of carrying it on up
-    overlift: float = 0.0
-
-
-REWARD_NAMES = tuple(f.name for f in dataclasses.fields(UR5GraspRewardScales))
+UR5GraspRewardScales = reward_scales_class("UR5GraspRewardScales", __name__, GRASP_TERMS)
+REWARD_NAMES = tuple(t.name for t in GRASP_TERMS)
 
 
 @dataclass(frozen=True)
@@ -165,6 +156,9 @@ class UR5GraspConfig:
     #: reset randomization: uniform noise (rad) on the home joint angles
     reset_joint_range: float = 0.05
     reward_scales: UR5GraspRewardScales = field(default_factory=UR5GraspRewardScales)
+    # more terms, or a term's weight / params: {name: {weight: scale, param: value}}; a name the task does
+    # not declare must be registered (unilab_envs.core.reward_terms.register_reward_term("ur5_grasp", ...))
+    reward_terms: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
     def validate(self) -> None:
         require_timing(self.sim_dt, self.control_dt)
@@ -184,6 +178,9 @@ class UR5GraspConfig:
         require(self.success_hold_s >= self.control_dt, f"success_hold_s must be >= control_dt, got {self.success_hold_s}")
         require(self.reach_std > 0, f"reach_std must be > 0, got {self.reach_std}")
         require(0 <= self.reset_joint_range <= 0.5, f"reset_joint_range must be in [0, 0.5] rad, got {self.reset_joint_range}")
+        self.reward_scales.validate()
+        require(isinstance(self.reward_terms, Mapping) and all(isinstance(v, Mapping) for v in self.reward_terms.values()),
+                f"reward_terms must map term names to {{weight: ..., param: ...}} mappings, got {self.reward_terms!r}")
 
 
 def load_scene(path: str | Path, sim_dt: float, cube_size: float) -> mujoco.MjModel:
@@ -212,7 +209,8 @@ class UR5Grasp(Task):
     """The UR5e grasp-and-lift task (see module docstring)."""
 
     obs_groups = OBS_GROUPS
-    reward_names = REWARD_NAMES
+    reward_terms: ClassVar[tuple[RewardTerm, ...]] = GRASP_TERMS
+    reward_names = REWARD_NAMES  # an instance's own: its resolved terms
     tracking_body = "world"  # a fixed camera on the workspace
     state_names = ("ee_target", "last_action", "_previous_action", "hold_steps", "is_success", "_draws")
 
@@ -259,7 +257,12 @@ class UR5Grasp(Task):
         require(self._goal_rot[2, 2] < -0.99, "the home keyframe must hold the gripper pointing down (pinch z axis along -z)")
         self._work_low, self._work_high = np.array(cfg.workspace_low, float), np.array(cfg.workspace_high, float)
         self._ranges = tuple(np.array(getattr(cfg, n), float) for n in ("cube_x", "cube_y", "cube_yaw", "cube_mass", "cube_friction"))
-        self._weights = np.array([getattr(cfg.reward_scales, n) for n in REWARD_NAMES]) * cfg.control_dt
+        scales = cfg.reward_scales
+        terms = resolve_terms(LAYER, self.reward_terms, {name: getattr(scales, name) for name in REWARD_NAMES}, cfg.reward_terms)
+        self.reward_names = terms.names
+        self._weights = np.array(terms.scales) * cfg.control_dt
+        self._term_params = term_param_table(terms.param_values)
+        self._compute = grasp_kernel(terms.terms).compute
         # unit inertia of a solid cube of this edge: mass * edge^2 / 6 on each axis
         self._unit_inertia = cfg.cube_size**2 / 6.0
 
@@ -328,11 +331,11 @@ class UR5Grasp(Task):
         )  # fmt: skip
 
     def compute(self, obs, privileged_obs, reward_terms, reward, terminated, episode_step, rng) -> None:
-        k.compute(
+        self._compute(
             obs, privileged_obs, reward_terms, reward, terminated, self.is_success, self.hold_steps,
             self._qpos, self._qvel, self._site_xpos, self._site_xquat, self._xpos, self._xanchor, self._xaxis,
             self._sensordata, self._body_mass, self._geom_friction, self._arm_q, self._arm_d, self._joint_ids, self._home,
-            self.ee_target, self.last_action, self._previous_action, self._weights, self._ix, self._fp,
+            self.ee_target, self.last_action, self._previous_action, self._weights, self._term_params, self._ix, self._fp,
         )  # fmt: skip
 
     def reset_envs(self, ids: np.ndarray, rng: np.ndarray) -> None:

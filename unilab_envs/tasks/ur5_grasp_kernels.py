@@ -1,5 +1,6 @@
-"""Numba kernels of ``UniLab/UR5Grasp-v0``: the end-effector controller, the fused
-observation / reward / termination pass and the reset randomization.
+"""Numba kernels of ``UniLab/UR5Grasp-v0``: the end-effector controller, the per-env quantities
+and observation writes of the fused observation / reward / termination pass (generated from the
+task's reward terms: :mod:`~unilab_envs.tasks.arm_reward_kernel`) and the reset randomization.
 
 Every kernel reads the live ``(N, ...)`` batch arrays row by row; model indices come
 packed in one ``int64`` array ``ix`` (the ``IX_*`` slots below) so the signatures stay
@@ -13,8 +14,6 @@ import math
 import numba as nb
 import numpy as np
 
-from unilab_envs.core.prefetch import PREFETCH_DISTANCE, prefetch_row
-from unilab_envs.core.reward_sum import write_weighted_terms
 from unilab_envs.core.rng import uniform_range
 
 NUM_JOINTS = 6
@@ -154,7 +153,7 @@ def apply_actions(
 
 
 @nb.njit(inline="always", cache=True)
-def _write_obs(
+def write_obs(
     i, obs, privileged_obs, qpos, qvel, site_xpos, site_xquat, xpos, xanchor, xaxis, sensordata,
     body_mass, geom_friction, arm_q, arm_d, joint_ids, home, ee_target, last_action, ix, fp,
 ):  # fmt: skip
@@ -198,52 +197,32 @@ def _write_obs(
     privileged_obs[i, 5] = geom_friction[i, ix[IX_CUBE_GEOM], 0]
 
 
-@nb.njit(parallel=True, cache=True)
-def compute(
-    obs, privileged_obs, reward_terms, reward, terminated, success, hold_steps,
-    qpos, qvel, site_xpos, site_xquat, xpos, xanchor, xaxis, sensordata, body_mass, geom_friction,
-    arm_q, arm_d, joint_ids, home, ee_target, last_action, previous_action, weights, ix, fp,
-):  # fmt: skip
-    """One fused pass: reward terms (reach, grasp, lift, hold, action_rate, success, hold_break, overlift),
-    success-hold and off-table terminations, observations."""
+@nb.njit(inline="always", cache=True)
+def grasp_quantities(i, qpos, site_xpos, sensordata, hold_steps, last_action, previous_action, ix, fp):
+    """Env ``i``'s ``(dist, touching, grasped, height, holding, held_before, succeeded, action_rate_sq,
+    off_table)`` after the step (the step kernel's quantities, :mod:`~unilab_envs.tasks.arm_reward_kernel`);
+    counts the hold: ``hold_steps[i]`` becomes this step's."""
     site, cq = ix[IX_PINCH], ix[IX_CUBE_Q]
-    for i in nb.prange(obs.shape[0]):
-        prefetch_row(qpos, i + PREFETCH_DISTANCE)
-        prefetch_row(qvel, i + PREFETCH_DISTANCE)
-        dist_sq = 0.0
-        for d in range(3):
-            e = qpos[i, cq + d] - site_xpos[i, site, d]
-            dist_sq += e * e
-        # both pads touch the cube and the pinch point lies within half an edge of its centre: fingertips
-        # pressed on the cube's top face touch it with both pads too, and must not pay as a grasp
-        touching = sensordata[i, ix[IX_SENSOR_LEFT]] > 0 and sensordata[i, ix[IX_SENSOR_RIGHT]] > 0
-        grasped = touching and dist_sq <= fp[FP_HALF] * fp[FP_HALF]
-        height = qpos[i, cq + 2] - fp[FP_TABLE_Z] - fp[FP_HALF]  # the cube's bottom face above the table
-        holding = grasped and height >= fp[FP_SUCCESS_HEIGHT]
-        held_before = hold_steps[i]
-        hold_steps[i] = held_before + 1 if holding else 0
-        done = hold_steps[i] >= fp[FP_HOLD_STEPS]
-        action_rate = 0.0
-        for k in range(ACTION_SIZE):
-            da = last_action[i, k] - previous_action[i, k]
-            action_rate += da * da
-        x, y = qpos[i, cq], qpos[i, cq + 1]
-        off_table = (height < -0.05 or x < fp[FP_TABLE_X0] or x > fp[FP_TABLE_X1] or y < fp[FP_TABLE_Y0] or y > fp[FP_TABLE_Y1])
-        terms = (
-            1.0 - math.tanh(math.sqrt(dist_sq) / fp[FP_REACH_STD]),
-            1.0 if grasped else 0.0,
-            min(max(height, 0.0) / fp[FP_LIFT_TARGET], 1.0) if grasped else 0.0,
-            1.0 if holding else 0.0,
-            action_rate,
-            1.0 if done else 0.0,
-            held_before / fp[FP_HOLD_STEPS] if held_before > 0 and not holding else 0.0,
-            max(height - fp[FP_LIFT_TARGET], 0.0) / fp[FP_LIFT_TARGET] if grasped else 0.0,
-        )
-        reward[i] = write_weighted_terms(i, terms, weights, reward_terms)
-        terminated[i] = done or off_table
-        success[i] = done
-        _write_obs(i, obs, privileged_obs, qpos, qvel, site_xpos, site_xquat, xpos, xanchor, xaxis, sensordata,
-                   body_mass, geom_friction, arm_q, arm_d, joint_ids, home, ee_target, last_action, ix, fp)  # fmt: skip
+    dist_sq = 0.0
+    for d in range(3):
+        e = qpos[i, cq + d] - site_xpos[i, site, d]
+        dist_sq += e * e
+    # both pads touch the cube and the pinch point lies within half an edge of its centre: fingertips
+    # pressed on the cube's top face touch it with both pads too, and must not pay as a grasp
+    touching = sensordata[i, ix[IX_SENSOR_LEFT]] > 0 and sensordata[i, ix[IX_SENSOR_RIGHT]] > 0
+    grasped = touching and dist_sq <= fp[FP_HALF] * fp[FP_HALF]
+    height = qpos[i, cq + 2] - fp[FP_TABLE_Z] - fp[FP_HALF]  # the cube's bottom face above the table
+    holding = grasped and height >= fp[FP_SUCCESS_HEIGHT]
+    held_before = hold_steps[i]
+    hold_steps[i] = held_before + 1 if holding else 0
+    done = hold_steps[i] >= fp[FP_HOLD_STEPS]
+    action_rate = 0.0
+    for k in range(ACTION_SIZE):
+        da = last_action[i, k] - previous_action[i, k]
+        action_rate += da * da
+    x, y = qpos[i, cq], qpos[i, cq + 1]
+    off_table = (height < -0.05 or x < fp[FP_TABLE_X0] or x > fp[FP_TABLE_X1] or y < fp[FP_TABLE_Y0] or y > fp[FP_TABLE_Y1])
+    return math.sqrt(dist_sq), touching, grasped, height, holding, held_before, done, action_rate, off_table
 
 
 @nb.njit(parallel=True, cache=True)
@@ -252,8 +231,8 @@ def observe(
     body_mass, geom_friction, arm_q, arm_d, joint_ids, home, ee_target, last_action, ix, fp,
 ):  # fmt: skip
     for k in nb.prange(ids.shape[0]):
-        _write_obs(ids[k], obs, privileged_obs, qpos, qvel, site_xpos, site_xquat, xpos, xanchor, xaxis, sensordata,
-                   body_mass, geom_friction, arm_q, arm_d, joint_ids, home, ee_target, last_action, ix, fp)  # fmt: skip
+        write_obs(ids[k], obs, privileged_obs, qpos, qvel, site_xpos, site_xquat, xpos, xanchor, xaxis, sensordata,
+                  body_mass, geom_friction, arm_q, arm_d, joint_ids, home, ee_target, last_action, ix, fp)  # fmt: skip
 
 
 # --- reset -------------------------------------------------------------------------

@@ -36,15 +36,20 @@ last_action   6      previous action
 Reward terms (weight = scale * control_dt): ``distance`` (metres, linear),
 ``distance_fine`` (``1 - tanh(d / fine_std)``), ``success`` (1 within the
 threshold), ``action_rate``, ``joint_vel`` (sum of squares) and
-``joint_limits`` (radians beyond the soft limits).
+``joint_limits`` (radians beyond the soft limits): the class's ``reward_terms``
+(:data:`~unilab_envs.tasks.arm_terms.REACH_TERMS`; a subclass adds its own with
+``reward_terms = UR5Reach.reward_terms + (MY_TERM,)``), plus any term registered
+under ``"ur5_reach"`` that the config's ``reward_terms`` names
+(:mod:`unilab_envs.core.reward_terms`). The step kernel is generated from them
+(:mod:`unilab_envs.tasks.arm_reward_kernel`).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import mujoco
 import numba as nb
@@ -53,12 +58,13 @@ import numpy as np
 from unilab_envs.assets import ur5e as robot
 from unilab_envs.core.config import build_config, require, require_range, require_timing
 from unilab_envs.core.model import actuators_for_joints, load_model, object_ids, require_gains, servo_joint_actuators
-from unilab_envs.core.prefetch import PREFETCH_DISTANCE, prefetch_row
-from unilab_envs.core.reward_sum import write_weighted_terms
+from unilab_envs.core.reward_terms import RewardTerm, resolve_terms
 from unilab_envs.core.rng import uniform_range
 from unilab_envs.core.single_env import UniLabEnv
 from unilab_envs.core.task import Task
 from unilab_envs.core.vector_env import UniLabVectorEnv
+from unilab_envs.tasks.arm_reward_kernel import reach_kernel, term_param_table
+from unilab_envs.tasks.arm_terms import REACH_TERMS, reward_scales_class
 
 OBS_GROUPS = {
     "joint_pos": slice(0, 6),
@@ -71,21 +77,10 @@ OBS_GROUPS = {
 }
 OBS_SIZE = 33
 NUM_JOINTS = 6
+LAYER = "ur5_reach"  # the layer name terms are registered under (unilab_envs.core.reward_terms)
 
-
-@dataclass(frozen=True)
-class UR5ReachRewardScales:
-    """Signed scales of the named reward terms (weight = scale * control_dt)."""
-
-    distance: float = -2.0
-    distance_fine: float = 1.0
-    success: float = 1.0
-    action_rate: float = -0.02
-    joint_vel: float = -0.01
-    joint_limits: float = -1.0
-
-
-REWARD_NAMES = tuple(f.name for f in dataclasses.fields(UR5ReachRewardScales))
+UR5ReachRewardScales = reward_scales_class("UR5ReachRewardScales", __name__, REACH_TERMS)
+REWARD_NAMES = tuple(t.name for t in REACH_TERMS)
 
 
 @dataclass(frozen=True)
@@ -112,6 +107,9 @@ class UR5ReachConfig:
     # reset randomization: uniform noise (rad) on the home joint angles
     reset_joint_range: float = 0.1
     reward_scales: UR5ReachRewardScales = field(default_factory=UR5ReachRewardScales)
+    # more terms, or a term's weight / params: {name: {weight: scale, param: value}}; a name the task does
+    # not declare must be registered (unilab_envs.core.reward_terms.register_reward_term("ur5_reach", ...))
+    reward_terms: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
     def validate(self) -> None:
         require_timing(self.sim_dt, self.control_dt)
@@ -126,6 +124,9 @@ class UR5ReachConfig:
         require(self.fine_std > 0, f"fine_std must be > 0, got {self.fine_std}")
         require(0 < self.soft_joint_limit <= 1, f"soft_joint_limit must be in (0, 1], got {self.soft_joint_limit}")
         require(0 <= self.reset_joint_range <= 1.0, f"reset_joint_range must be in [0, 1] rad, got {self.reset_joint_range}")
+        self.reward_scales.validate()
+        require(isinstance(self.reward_terms, Mapping) and all(isinstance(v, Mapping) for v in self.reward_terms.values()),
+                f"reward_terms must map term names to {{weight: ..., param: ...}} mappings, got {self.reward_terms!r}")
 
 
 # --- kernels -------------------------------------------------------------------
@@ -144,7 +145,7 @@ def _apply_actions(actions, ctrl, joint_target, last_action, previous_action, ac
 
 
 @nb.njit(inline="always", cache=True)
-def _write_obs(i, obs, qpos, qvel, site_xpos, joint_q, joint_d, site, home, joint_target, target, last_action):
+def write_obs(i, obs, qpos, qvel, site_xpos, joint_q, joint_d, site, home, joint_target, target, last_action):
     for j in range(NUM_JOINTS):
         obs[i, j] = qpos[i, joint_q[j]] - home[j]
         obs[i, 6 + j] = qvel[i, joint_d[j]]
@@ -157,36 +158,28 @@ def _write_obs(i, obs, qpos, qvel, site_xpos, joint_q, joint_d, site, home, join
         obs[i, 24 + d] = target[i, d] - ee
 
 
-@nb.njit(parallel=True, cache=True)
-def _compute(
-    obs, reward_terms, reward, terminated, success,
-    qpos, qvel, site_xpos, joint_q, joint_d, site, home, soft_low, soft_high,
-    joint_target, target, last_action, previous_action, weights, threshold, fine_std,
-):  # fmt: skip
-    for i in nb.prange(obs.shape[0]):
-        prefetch_row(qpos, i + PREFETCH_DISTANCE)  # qpos / qvel are rows of the batch state, far apart
-        prefetch_row(qvel, i + PREFETCH_DISTANCE)
-        dist_sq = 0.0
-        for d in range(3):
-            e = target[i, d] - site_xpos[i, site, d]
-            dist_sq += e * e
-        dist = math.sqrt(dist_sq)
-        action_rate = 0.0
-        vel_sq = 0.0
-        limits = 0.0
-        for j in range(NUM_JOINTS):
-            da = last_action[i, j] - previous_action[i, j]
-            action_rate += da * da
-            v = qvel[i, joint_d[j]]
-            vel_sq += v * v
-            q = qpos[i, joint_q[j]]
-            limits += max(0.0, q - soft_high[j]) + max(0.0, soft_low[j] - q)
-        reached = dist < threshold
-        terms = (dist, 1.0 - math.tanh(dist / fine_std), 1.0 if reached else 0.0, action_rate, vel_sq, limits)
-        reward[i] = write_weighted_terms(i, terms, weights, reward_terms)
-        terminated[i] = False
-        success[i] = reached
-        _write_obs(i, obs, qpos, qvel, site_xpos, joint_q, joint_d, site, home, joint_target, target, last_action)
+@nb.njit(inline="always", cache=True)
+def reach_quantities(i, qpos, qvel, site_xpos, joint_q, joint_d, site, soft_low, soft_high, target, last_action,
+                     previous_action, threshold):  # fmt: skip
+    """Env ``i``'s ``(dist, succeeded, action_rate_sq, joint_vel_sq, limits)`` after the step: end
+    effector to target (m), within ``threshold``, sums of squared action changes and joint velocities,
+    radians beyond the soft joint limits (the step kernel's quantities, :mod:`~unilab_envs.tasks.arm_reward_kernel`)."""
+    dist_sq = 0.0
+    for d in range(3):
+        e = target[i, d] - site_xpos[i, site, d]
+        dist_sq += e * e
+    dist = math.sqrt(dist_sq)
+    action_rate = 0.0
+    vel_sq = 0.0
+    limits = 0.0
+    for j in range(NUM_JOINTS):
+        da = last_action[i, j] - previous_action[i, j]
+        action_rate += da * da
+        v = qvel[i, joint_d[j]]
+        vel_sq += v * v
+        q = qpos[i, joint_q[j]]
+        limits += max(0.0, q - soft_high[j]) + max(0.0, soft_low[j] - q)
+    return dist, dist < threshold, action_rate, vel_sq, limits
 
 
 @nb.njit(cache=True)
@@ -215,7 +208,7 @@ def _reset_envs(
 @nb.njit(parallel=True, cache=True)
 def _observe(ids, obs, qpos, qvel, site_xpos, joint_q, joint_d, site, home, joint_target, target, last_action):
     for k in nb.prange(ids.shape[0]):
-        _write_obs(ids[k], obs, qpos, qvel, site_xpos, joint_q, joint_d, site, home, joint_target, target, last_action)
+        write_obs(ids[k], obs, qpos, qvel, site_xpos, joint_q, joint_d, site, home, joint_target, target, last_action)
 
 
 # --- the task ------------------------------------------------------------------
@@ -225,7 +218,8 @@ class UR5Reach(Task):
     """The UR5e reach task (see module docstring)."""
 
     obs_groups = OBS_GROUPS
-    reward_names = REWARD_NAMES
+    reward_terms: ClassVar[tuple[RewardTerm, ...]] = REACH_TERMS
+    reward_names = REWARD_NAMES  # an instance's own: its resolved terms
     tracking_body = "world"  # a fixed camera on the workspace
 
     def __init__(self, **config: Any) -> None:
@@ -249,7 +243,11 @@ class UR5Reach(Task):
         mid, half = 0.5 * (low + high), 0.5 * (high - low) * cfg.soft_joint_limit
         self._soft_low, self._soft_high = mid - half, mid + half
         scales = cfg.reward_scales
-        self._weights = np.array([getattr(scales, name) for name in REWARD_NAMES]) * cfg.control_dt
+        terms = resolve_terms(LAYER, self.reward_terms, {name: getattr(scales, name) for name in REWARD_NAMES}, cfg.reward_terms)
+        self.reward_names = terms.names
+        self._weights = np.array(terms.scales) * cfg.control_dt
+        self._term_params = term_param_table(terms.param_values)
+        self._compute = reach_kernel(terms.terms).compute
         self._ranges = tuple(np.array(getattr(cfg, n), dtype=np.float64) for n in ("target_radius", "target_azimuth", "target_height"))
 
     obs_size = property(lambda self: OBS_SIZE)
@@ -281,11 +279,11 @@ class UR5Reach(Task):
 
     def compute(self, obs, privileged_obs, reward_terms, reward, terminated, episode_step, rng) -> None:
         cfg = self.config
-        _compute(
+        self._compute(
             obs, reward_terms, reward, terminated, self.is_success,
             self._qpos, self._qvel, self._site_xpos, self._joint_q, self._joint_d, self._site, self._home,
             self._soft_low, self._soft_high, self.joint_target, self.target, self.last_action, self._previous_action,
-            self._weights, cfg.success_threshold, cfg.fine_std,
+            self._weights, self._term_params, cfg.success_threshold, cfg.fine_std,
         )  # fmt: skip
 
     def reset_envs(self, ids: np.ndarray, rng: np.ndarray) -> None:
