@@ -11,7 +11,6 @@ import pytest
 
 from unilab_envs.core.prefetch import prefetch_row
 from unilab_envs.core.quat import advance_phase, exp_f32, projected_gravity, rotate_inverse, sin_cos_f32
-from unilab_envs.core.reward_sum import write_weighted_terms
 
 
 @nb.njit
@@ -123,15 +122,3 @@ def test_advance_phase_has_the_bits_of_the_modulo(step):
     got = _advance_all(phase, step)
     np.testing.assert_array_equal(got, (phase + step) % (2 * math.pi))
     assert np.all((got >= 0.0) & (got < 2 * math.pi))
-
-
-@nb.njit
-def _weighted_terms_row(i, reward_terms):
-    return write_weighted_terms(i, (2.0, -1.0, 0.5), np.array([0.1, 3.0, -4.0]), reward_terms)
-
-
-def test_write_weighted_terms_by_hand():
-    reward_terms = np.zeros((2, 3))
-    total = _weighted_terms_row(1, reward_terms)
-    np.testing.assert_array_equal(reward_terms[1], [0.1 * 2.0, -3.0, -2.0])
-    assert total == 0.1 * 2.0 - 3.0 - 2.0 and not reward_terms[0].any()

@@ -85,11 +85,22 @@ def test_a_term_declared_in_a_test_module_adds_exactly_its_weighted_value():
         np.testing.assert_array_equal(np.array([s[name] for s in terms]), np.array([s[name] for s in plain_terms]), err_msg=name)
 
 
+def _diverged_rows(env: UniLabVectorEnv, steps: int = 10) -> int:
+    env.reset(seed=3)
+    rows = 0
+    for _ in range(steps):
+        *_, info = env.step(np.zeros((env.num_envs, env.task.action_size)))
+        rows += int(np.count_nonzero(info["diverged"])) if "diverged" in info else 0
+    return rows
+
+
 def test_a_weight_zero_term_is_not_evaluated():
+    # the env replaces a NaN reward by 0 and flags the row diverged: so count diverged rows, not only finite rewards
     env = _vec(ClearanceGo1, 4)
     rewards, terms, _ = _rollout(env, steps=10)
-    assert np.isfinite(rewards).all()
-    assert not np.array([s["nan_probe"] for s in terms]).any()
+    assert np.isfinite(rewards).all() and not np.array([s["nan_probe"] for s in terms]).any()
+    assert _diverged_rows(_vec(ClearanceGo1, 4)) == 0
+    assert _diverged_rows(_vec(ClearanceGo1, 4, reward_terms={"nan_probe": {"weight": 1.0}})) == 4 * 10  # evaluated: NaN
 
 
 def test_a_registered_term_is_added_and_weighted_from_the_config():

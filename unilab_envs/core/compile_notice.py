@@ -19,8 +19,9 @@ from typing import TextIO
 from numba.core import event
 
 MESSAGE = "unilab: compiling UniLab's Numba kernels (first use, up to ~1 min; cached afterwards)"
-#: packages whose kernels the notice is about (the envs and the sim-to-real wrappers)
-PACKAGES = ("unilab_envs", "wrappers")
+#: packages whose kernels the notice is about (the envs, the sim-to-real wrappers, the kernels generated
+#: from a task's reward terms: unilab_envs.core.generated)
+PACKAGES = ("unilab_envs", "wrappers", "unilab_generated")
 
 _announced = False
 _listener: _FirstCompileNotice | None = None

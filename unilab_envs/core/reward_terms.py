@@ -34,6 +34,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from unilab_envs.config.errors import ConfigError, unknown_key_error
 
 WEIGHT_ARGUMENT = "weight"
@@ -93,6 +95,13 @@ class ResolvedTerms:
     @property
     def names(self) -> tuple[str, ...]:
         return tuple(t.name for t in self.terms)
+
+    def param_table(self) -> np.ndarray:
+        """``(K, max(1, P))`` float64, the kernels' ``term_params``: row ``k`` holds term ``k``'s values, zero-padded."""
+        table = np.zeros((len(self.terms), max([1, *map(len, self.param_values)])))
+        for k, row in enumerate(self.param_values):
+            table[k, : len(row)] = row
+        return table
 
 
 def resolve_terms(layer: str, declared: Sequence[RewardTerm], declared_scales: Mapping[str, float],

@@ -77,7 +77,7 @@ class LocomotionTask(Task):
         terms = resolve_terms(LAYER, self.reward_terms, {name: getattr(scales, name) for name in REWARD_NAMES[:-1]}, cfg.reward_terms)
         self.reward_names = (*terms.names, POSITIVE_CLIP)
         self._weights = np.array([*terms.scales, scales.positive_clip]) * cfg.control_dt
-        self._term_params = term_param_table(terms.param_values)
+        self._term_params = terms.param_table()
         self._compute = step_kernel(terms.terms).compute
         self.params, self.commands, self.reset_ranges = kernel_records(cfg)
         self._obs_size = max(s.stop for s in self.obs_groups.values())
@@ -133,10 +133,11 @@ class LocomotionTask(Task):
     def observe(self, ids: np.ndarray, obs, privileged_obs) -> None:
         kernels.observe(ids, obs, privileged_obs, self.layout, self.physics, self.robot, self.legs, self.ground, self.params)
 
+    def deploy_facts(self):
+        """A velocity command, the robot's joints and gait phases, the config class's MJCF (deploy spec)."""
+        from unilab_envs.core.task import DeployFacts
 
-def term_param_table(values: tuple[tuple[float, ...], ...]) -> np.ndarray:
-    """``(K, max(1, P))`` float64: row ``k`` holds term ``k``'s parameter values (zero-padded)."""
-    table = np.zeros((len(values), max([1, *map(len, values)])))
-    for k, row in enumerate(values):
-        table[k, : len(row)] = row
-    return table
+        return DeployFacts(command="velocity", joint_names=tuple(self.legged.joint_names),
+                           mjcf=getattr(self.config_class, "model_path", self.config.model_path),
+                           phase_offsets=tuple(self.legged.phase_offsets))
+

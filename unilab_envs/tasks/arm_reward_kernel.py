@@ -8,7 +8,7 @@ behind ``if weights[k] != 0.0`` (a zero weight skips it, never evaluated) into
 ``reward_terms[i, k]``, the reward their sum in declaration order, then the termination, success
 and observation writes. The arguments of ``compute`` are the task's kernel arguments plus
 ``weights`` (``(K,)`` float64, ``scale * control_dt``) and ``term_params`` (``(K, P)`` float64,
-:func:`term_param_table`).
+:meth:`~unilab_envs.core.reward_terms.ResolvedTerms.param_table`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
 
-import numpy as np
 
 from unilab_envs.core.generated import generated_module
 from unilab_envs.core.reward_terms import RewardTerm, term_call
@@ -146,10 +145,3 @@ def grasp_kernel(terms: tuple[RewardTerm, ...]) -> ModuleType:
     """The generated module for UR5Grasp's ``terms``; its ``compute`` is the task's step kernel."""
     return _module("ur5_grasp_step", _GRASP_TEMPLATE, terms, GRASP_QUANTITIES, "ur5_grasp_kernels.py")
 
-
-def term_param_table(values: tuple[tuple[float, ...], ...]) -> np.ndarray:
-    """``(K, max(1, P))`` float64: row ``k`` holds term ``k``'s parameter values (zero-padded)."""
-    table = np.zeros((len(values), max([1, *map(len, values)])))
-    for k, row in enumerate(values):
-        table[k, : len(row)] = row
-    return table

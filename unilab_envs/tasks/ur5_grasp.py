@@ -89,10 +89,10 @@ from unilab_envs.core.model import (actuators_for_joints, free_joint_of, mjcf_fi
                                     servo_joint_actuators)
 from unilab_envs.core.reward_terms import RewardTerm, resolve_terms
 from unilab_envs.core.single_env import UniLabEnv
-from unilab_envs.core.task import Task
+from unilab_envs.core.task import DeployFacts, Task
 from unilab_envs.core.vector_env import UniLabVectorEnv
 from unilab_envs.tasks import ur5_grasp_kernels as k
-from unilab_envs.tasks.arm_reward_kernel import grasp_kernel, term_param_table
+from unilab_envs.tasks.arm_reward_kernel import grasp_kernel
 from unilab_envs.tasks.arm_terms import GRASP_TERMS, reward_scales_class
 
 OBS_GROUPS = {
@@ -261,7 +261,7 @@ class UR5Grasp(Task):
         terms = resolve_terms(LAYER, self.reward_terms, {name: getattr(scales, name) for name in REWARD_NAMES}, cfg.reward_terms)
         self.reward_names = terms.names
         self._weights = np.array(terms.scales) * cfg.control_dt
-        self._term_params = term_param_table(terms.param_values)
+        self._term_params = terms.param_table()
         self._compute = grasp_kernel(terms.terms).compute
         # unit inertia of a solid cube of this edge: mass * edge^2 / 6 on each axis
         self._unit_inertia = cfg.cube_size**2 / 6.0
@@ -366,6 +366,11 @@ class UR5Grasp(Task):
 
     def task_info(self) -> dict[str, np.ndarray]:
         return {"is_success": self.is_success}
+
+    def deploy_facts(self) -> DeployFacts:
+        """Pick and lift through the pinch site, the arm's joints, the config's scene MJCF (deploy spec)."""
+        return DeployFacts(command="grasp", joint_names=scene.JOINT_NAMES, mjcf=UR5GraspConfig.model_path,
+                           ee_site=scene.PINCH_SITE)
 
 
 def make_env(**kwargs: Any) -> UniLabEnv:

@@ -61,9 +61,9 @@ from unilab_envs.core.model import actuators_for_joints, load_model, object_ids,
 from unilab_envs.core.reward_terms import RewardTerm, resolve_terms
 from unilab_envs.core.rng import uniform_range
 from unilab_envs.core.single_env import UniLabEnv
-from unilab_envs.core.task import Task
+from unilab_envs.core.task import DeployFacts, Task
 from unilab_envs.core.vector_env import UniLabVectorEnv
-from unilab_envs.tasks.arm_reward_kernel import reach_kernel, term_param_table
+from unilab_envs.tasks.arm_reward_kernel import reach_kernel
 from unilab_envs.tasks.arm_terms import REACH_TERMS, reward_scales_class
 
 OBS_GROUPS = {
@@ -246,7 +246,7 @@ class UR5Reach(Task):
         terms = resolve_terms(LAYER, self.reward_terms, {name: getattr(scales, name) for name in REWARD_NAMES}, cfg.reward_terms)
         self.reward_names = terms.names
         self._weights = np.array(terms.scales) * cfg.control_dt
-        self._term_params = term_param_table(terms.param_values)
+        self._term_params = terms.param_table()
         self._compute = reach_kernel(terms.terms).compute
         self._ranges = tuple(np.array(getattr(cfg, n), dtype=np.float64) for n in ("target_radius", "target_azimuth", "target_height"))
 
@@ -298,6 +298,11 @@ class UR5Reach(Task):
 
     def task_info(self) -> dict[str, np.ndarray]:
         return {"is_success": self.is_success}
+
+    def deploy_facts(self) -> DeployFacts:
+        """A target to reach with the end-effector site, the arm's joints and front, the config's MJCF (deploy spec)."""
+        return DeployFacts(command="reach_target", joint_names=robot.JOINT_NAMES, mjcf=UR5ReachConfig.model_path,
+                           ee_site=robot.EE_SITE, target_body=robot.TARGET_BODY, front_azimuth=robot.FRONT_AZIMUTH)
 
 
 def make_env(**kwargs: Any) -> UniLabEnv:
