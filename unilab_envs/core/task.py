@@ -26,12 +26,50 @@ return is in "reward per second of good behaviour" units whatever the rate.
 from __future__ import annotations
 
 import abc
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import mujoco
 import numpy as np
 
 from unilab_envs.core.state import copy_attributes, restore_attributes
+
+
+#: what a task's policy is commanded (:attr:`DeployFacts.command`)
+COMMAND_KINDS = ("velocity", "reach_target", "grasp")
+
+
+@dataclass(frozen=True)
+class DeployFacts:
+    """What a task's deploy spec needs that its model and config do not say (:meth:`Task.deploy_facts`).
+
+    ``command`` sets the spec's action mode and its command, episode and gait sections:
+
+    * ``"velocity"``: a legged joystick (a ``LocomotionTask``): actions are joint targets around
+      the home pose, the command is (vx, vy, yaw_rate), a gait clock with ``phase_offsets``;
+    * ``"reach_target"``: an arm brings ``ee_site`` to a target point (UR5Reach's config keys):
+      actions move the joint targets, the command is (radius, azimuth, height) about the base,
+      the azimuth measured from ``front_azimuth``;
+    * ``"grasp"``: pick and lift (UR5Grasp's config and scene): actions move the ``ee_site``
+      target through the spec's ``grasp`` section.
+    """
+
+    command: str
+    joint_names: tuple[str, ...]  # the actuated joints, in action order
+    mjcf: str | Path  # the task's own MJCF: its config class's default ``model_path``
+    phase_offsets: tuple[float, ...] = ()  # "velocity": per foot, the gait phase (rad)
+    ee_site: str | None = None  # arms: the end-effector site
+    target_body: str | None = None  # "reach_target": the target's mocap body (a model without it shows none)
+    front_azimuth: float = 0.0  # "reach_target": azimuth (rad) of the arm's front, the zero of the command's
+
+    def __post_init__(self) -> None:
+        if self.command not in COMMAND_KINDS:
+            raise ValueError(f"DeployFacts.command must be one of {COMMAND_KINDS}, got {self.command!r}")
+        if not self.joint_names:
+            raise ValueError("DeployFacts.joint_names must name the actuated joints, in action order")
+        if self.command == "velocity" and not self.phase_offsets:
+            raise ValueError("DeployFacts of a velocity task need phase_offsets (one gait phase per foot)")
 
 
 class Task(abc.ABC):
@@ -126,3 +164,14 @@ class Task(abc.ABC):
     def task_info(self) -> dict[str, np.ndarray]:
         """Extra per-env arrays for ``info`` (e.g. ``is_success``); default none."""
         return {}
+
+    def deploy_facts(self) -> DeployFacts:
+        """What ``unilab export`` / ``play`` need to write this task's deploy spec beyond its model and
+        config (:class:`DeployFacts`); ``LocomotionTask`` and the arm tasks give theirs. Default: a
+        :class:`~unilab_envs.deploy.SpecError` that says to implement it."""
+        from unilab_envs.deploy.sections import SpecError
+
+        name = type(self).__name__
+        raise SpecError(f"{name} has no deploy spec: implement {name}.deploy_facts() returning a "
+                        f"unilab_envs.core.task.DeployFacts (command kind, joint names in action order, MJCF ...) "
+                        f"so unilab export / play can build it")
