@@ -7,7 +7,7 @@ from pathlib import Path
 import mujoco
 
 from unilab_envs.deploy import DeploySpec, SpecError
-from unilab_envs.deploy.from_task import default_model_path
+from unilab_envs.deploy.from_task import packaged_model_path
 from unilab_envs.deploy.height_scan import play_model
 
 from .policy import PlayError
@@ -17,14 +17,15 @@ def load_play_model(spec: DeploySpec, model_path: str | None = None) -> mujoco.M
     """The model to play, at the spec's physics step; :class:`PlayError` when it cannot be built.
 
     ``model_path``: another MJCF with the spec's joint, actuator and body names (a Menagerie
-    robot); else the spec's MJCF, else the task's packaged one. A spec with a terrain
-    section gets that terrain in place of the model's floor
+    robot); else the spec's MJCF, else the package's MJCF with the spec's joint and actuator
+    names (a UniLab task on its own model: :func:`~unilab_envs.deploy.from_task.packaged_model_path`).
+    A spec with a terrain section gets that terrain in place of the model's floor
     (:func:`unilab_envs.deploy.height_scan.play_model`).
     """
     xml = model_path or spec.model.mjcf
-    if xml is None:
+    if xml is None:  # a UniLab task on its own packaged MJCF: the one with the spec's names
         try:
-            xml = str(default_model_path(spec.task.id))
+            xml = str(packaged_model_path(spec))
         except SpecError as e:
             raise PlayError(f"{e}; pass --model-path FILE.xml") from None
     if not Path(xml).is_file():

@@ -62,17 +62,25 @@ def find_policy(path: str | Path, spec_path: str | Path | None = None) -> Policy
 
 
 def _require_deployable_task(folder: Path) -> None:
-    """A run on a task without a deploy spec builder (its ONNX carries no spec) gets told so,
-    rather than to re-export."""
-    from unilab_envs.deploy.from_task import ROBOTS
+    """A run on a task without a deploy spec (not a UniLab task: its ONNX carries no spec) gets told so,
+    rather than to re-export. Asks the task (:func:`unilab_envs.deploy.from_task.deploy_spec_for`)."""
+    from unilab_envs.deploy.from_task import NoDeploySpec, deploy_spec_for
 
     from trainers.common.deploy_export import run_task
+    from trainers.common.envs import import_task_module
 
     found = run_task(folder)
-    if found is not None and not any(found[0].startswith(prefix + "-v") for prefix in ROBOTS):
-        raise SpecError(f"{found[0]} has no deploy spec yet (unilab play runs "
-                        f"{', '.join(p + '-v0' for p in ROBOTS)}): watch this policy in the training stack "
-                        f"with `unilab eval {folder} --video`")
+    if found is None:
+        return
+    try:
+        import_task_module(found[0])
+        deploy_spec_for(found[0], **{k: v for k, v in found[1].items() if k != "num_threads"})
+    except NoDeploySpec:
+        raise SpecError(f"{found[0]} has no deploy spec yet (unilab play runs tasks on unilab_envs.core.task.Task "
+                        f"whose deploy_facts() says what the robot side needs): watch this policy in the training "
+                        f"stack with `unilab eval {folder} --video`") from None
+    except ValueError as e:  # the task's own word (its deploy_facts, an unknown group)
+        raise SpecError(f"{found[0]} has no deploy spec: {e}") from None
 
 
 class OnnxPolicy:

@@ -1,27 +1,31 @@
-"""Build a task's deploy spec from the task itself: its config, its model and its robot's names.
+"""Build a task's deploy spec from the task itself: its config, its model and its deploy facts.
 
 ``deploy_spec_for("UniLab/Go1Joystick-v0", model_path=...)`` builds a one-env batched
 env of the task (with those keywords, as ``gym.make_vec`` takes them) and reads the
 observation groups, timing, action scale, home pose, actuator gains and limits,
-command ranges and episode rules from it. The gains are the ones in use: a model's own position
-servos, or, for ``<motor>`` actuators, the servos the task made of them with its ``pd_kp`` /
-``pd_kd`` (:func:`unilab_envs.core.model.servo_joint_actuators`). :func:`deploy_spec_for` imports the task
-(and so Numba) when called; importing this module does not.
+command ranges and episode rules from it. What the model and config do not say (the
+command kind, the joints in action order, the gait phases, the end-effector site, the
+task's own MJCF) the task says: :meth:`unilab_envs.core.task.Task.deploy_facts`. So a task
+registered outside this package (``gym.register`` in the user's module; the id may name
+that module, ``"my_module:MyLab/MyTask-v0"``, as ``gym.make`` takes it) gets its spec too.
+The gains are the ones in use: a model's own position servos, or, for ``<motor>``
+actuators, the servos the task made of them with its ``pd_kp`` / ``pd_kd``
+(:func:`unilab_envs.core.model.servo_joint_actuators`). :func:`deploy_spec_for` imports the
+task (and so Numba) when called; importing this module does not.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import re
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import mujoco
 import numpy as np
 
-from unilab_envs.assets import g1, go1, ur5e, ur5e_2f85
 from unilab_envs.deploy.grasp import GRASP_GROUP_DOCS, grasp_parts
 from unilab_envs.deploy.height_scan import terrain_section
 from unilab_envs.deploy.safety import actuator_torque_limit
@@ -47,18 +51,78 @@ GROUP_DOCS: dict[str, tuple[str, str]] = {
     **GRASP_GROUP_DOCS,  # the pick task's gripper, object and lift groups
 }
 
-#: env id prefix -> the robot facts module its task uses
-ROBOTS: dict[str, ModuleType] = {"UniLab/Go1Joystick": go1, "UniLab/Go1JoystickRough": go1,
-                               "UniLab/G1Joystick": g1, "UniLab/UR5Reach": ur5e,
-                               "UniLab/UR5Grasp": ur5e_2f85}
+#: the package's folder: one of its tasks on its own MJCF here records no ``model.mjcf`` (:func:`packaged_model_path`)
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
 
-def _robot(env_id: str) -> ModuleType:
-    for prefix, module in ROBOTS.items():
-        if env_id.startswith(prefix + "-v"):
-            return module
-    raise SpecError(f"no deploy spec builder for {env_id!r}; deploy specs exist for "
-                    f"{', '.join(p + '-v0' for p in ROBOTS)}")
+class NoDeploySpec(SpecError):
+    """The env is not a UniLab task (a Gymnasium env without a :class:`~unilab_envs.core.task.Task`):
+    it has no robot-side contract to write."""
+
+
+def group_docs(task: Any) -> dict[str, tuple[str, str]]:
+    """``(units, meaning)`` of each of ``task``'s observation groups; :class:`SpecError` naming a group
+    :data:`GROUP_DOCS` does not know."""
+    unknown = [name for name in task.obs_groups if name not in GROUP_DOCS]
+    if unknown:
+        raise SpecError(f"{type(task).__name__}'s observation group(s) {unknown} have no entry in "
+                        f"unilab_envs.deploy.from_task.GROUP_DOCS, so the deploy spec cannot say their units and "
+                        f"meaning: add GROUP_DOCS[name] = (units, meaning) (and a NumPy builder in "
+                        f"unilab_envs.deploy.reference.GROUP_BUILDERS for play); known: {sorted(GROUP_DOCS)}")
+    return {name: GROUP_DOCS[name] for name in task.obs_groups}
+
+
+def _task_spec(env_id: str):
+    """The registered ``EnvSpec`` of ``env_id`` (``"module:Id"`` imports ``module`` first, as ``gym.make`` does);
+    :class:`NoDeploySpec` for an id without a batched (``vector_entry_point``) UniLab-style task."""
+    import importlib
+
+    import gymnasium as gym
+
+    import unilab_envs  # noqa: F401  registers UniLab/*
+
+    module, _, name = env_id.rpartition(":")
+    if module:
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as e:
+            raise SpecError(f"task {env_id!r}: cannot import {module!r} ({e}); run where it is importable "
+                            f"(its folder on sys.path / PYTHONPATH)") from None
+    try:
+        spec = gym.spec(name)
+    except gym.error.Error as e:
+        raise NoDeploySpec(f"no deploy spec builder for {env_id!r}: {e}") from None
+    if spec.vector_entry_point is None:
+        raise NoDeploySpec(f"no deploy spec builder for {env_id!r}: it is not a UniLab task (a batched env on "
+                           f"unilab_envs.core.task.Task, whose deploy_facts() says what the robot side needs)")
+    return spec
+
+
+def _one_env(env_id: str, **env_kwargs: Any):
+    """A one-env batched env of task ``env_id`` (closed by the caller) and its :class:`Task`."""
+    import gymnasium as gym
+
+    from unilab_envs.core.task import Task
+
+    _task_spec(env_id)
+    try:
+        env = gym.make_vec(env_id, num_envs=1, num_threads=1, **env_kwargs)
+    except TypeError as e:
+        if "num_threads" not in str(e):
+            raise
+        raise NoDeploySpec(f"no deploy spec builder for {env_id!r}: its batched env is not a UniLab one "
+                           f"(it takes no num_threads)") from None
+    task = getattr(env.unwrapped, "task", None)
+    if not isinstance(task, Task):
+        env.close()
+        raise NoDeploySpec(f"no deploy spec builder for {env_id!r}: its batched env has no "
+                           f"unilab_envs.core.task.Task (env.unwrapped.task) to ask")
+    return env, task
+
+
+def _packaged(path: str | Path) -> bool:
+    """Whether ``path`` is an MJCF shipped inside this package."""
+    return Path(path).resolve().is_relative_to(PACKAGE_DIR)
 
 
 def _version(env_id: str) -> int:
@@ -78,9 +142,44 @@ def _optional(values, present) -> tuple[float | None, ...]:
     return tuple(float(v) if p else None for v, p in zip(values, present))
 
 
+@functools.lru_cache(maxsize=None)
 def default_model_path(env_id: str) -> Path:
-    """The MJCF of the package's robot for task ``env_id``."""
-    return Path(_robot(env_id).MJCF_PATH)
+    """The MJCF task ``env_id`` loads by default, as the task says (its :class:`DeployFacts`' ``mjcf``).
+
+    Builds a one-env batch of the task (imports it); :class:`SpecError` for an id without one.
+    (``unilab play`` finds a spec's model without the task: :func:`packaged_model_path`.)
+    """
+    env, task = _one_env(env_id)
+    try:
+        return Path(task.deploy_facts().mjcf)
+    finally:
+        env.close()
+
+
+def packaged_model_path(spec: DeploySpec) -> Path:
+    """The package's MJCF a spec without ``model.mjcf`` was exported on, found from the spec itself: the
+    one whose joint and actuator names, in model order, are the spec's ``model`` names. Compiles the
+    package's few MJCFs (milliseconds); imports no task, so no Numba (``unilab play``'s path).
+    :class:`SpecError` when none matches."""
+    names = (tuple(spec.model.joint_names), tuple(spec.model.actuator_names))
+    for xml in sorted(PACKAGE_DIR.glob("assets/*/*.xml")):
+        try:
+            model = mujoco.MjModel.from_xml_path(str(xml))
+        except ValueError:  # a fragment another file includes
+            continue
+        if names == (_names(model, mujoco.mjtObj.mjOBJ_JOINT, model.njnt),
+                     _names(model, mujoco.mjtObj.mjOBJ_ACTUATOR, model.nu)):
+            return xml
+    raise SpecError(f"the deploy spec of {spec.task.id} names no MJCF (model.mjcf) and none of this package's "
+                    f"has its joint and actuator names")
+
+
+def _own_packaged_model(task: Any, model_path: str | Path, default: str | Path) -> bool:
+    """Whether the spec may leave ``model.mjcf`` out: one of this package's tasks on its own packaged MJCF
+    (play finds it among the package's by the spec's names, :func:`packaged_model_path`). Any other
+    task or model gets the MJCF's absolute path, so play loads it without the task's code."""
+    return (type(task).__module__.startswith("unilab_envs.") and Path(model_path) == Path(default)
+            and _packaged(default))
 
 
 def spec_from_env(env: Any, env_id: str, safety: Any = None, safety_source: str = "") -> DeploySpec:
@@ -93,8 +192,8 @@ def spec_from_env(env: Any, env_id: str, safety: Any = None, safety_source: str 
     """
     base = env.unwrapped
     task, model, cfg = base.task, base.model, base.task.config
-    robot = _robot(env_id)
-    joint_names = tuple(robot.JOINT_NAMES)
+    facts = task.deploy_facts()
+    joint_names = tuple(facts.joint_names)
     joints = np.array([mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, n) for n in joint_names])
     actuators = []
     for j, name in zip(joints, joint_names):
@@ -105,9 +204,8 @@ def spec_from_env(env: Any, env_id: str, safety: Any = None, safety_source: str 
     actuators = np.asarray(actuators)
     home = model.key_qpos[task.reset_keyframe, model.jnt_qposadr[joints]]
     floating = task.tracking_body != "world"
-    reach = hasattr(cfg, "target_radius")
-
-    groups = tuple(ObsGroup(name, s.start, s.stop, *GROUP_DOCS[name]) for name, s in task.obs_groups.items())
+    docs = group_docs(task)
+    groups = tuple(ObsGroup(name, s.start, s.stop, *docs[name]) for name, s in task.obs_groups.items())
     kp = model.actuator_gainprm[actuators, 0]
     kd = -model.actuator_biasprm[actuators, 2]
     torque = actuator_torque_limit(model, actuators, joints)  # forcerange, or the joint's actuatorfrcrange
@@ -121,11 +219,15 @@ def spec_from_env(env: Any, env_id: str, safety: Any = None, safety_source: str 
         ctrl_low=_optional(model.actuator_ctrlrange[actuators, 0], ctrl_limited),
         ctrl_high=_optional(model.actuator_ctrlrange[actuators, 1], ctrl_limited),
     )
-    grasp = grasp_parts(task, int(base.max_episode_steps))  # pick tasks: the end-effector controller and the object
-    if grasp is not None:
+    grasp = None
+    if facts.command == "grasp":  # pick tasks: the end-effector controller and the object
+        grasp = grasp_parts(task, int(base.max_episode_steps))
+        if grasp is None:
+            raise SpecError(f"{type(task).__name__} says command 'grasp', but its config has no object to pick "
+                            f"(cube_size ...: UR5Grasp's keys)")
         action.update(grasp[1])
         command, episode, gait = grasp[2], grasp[3], None
-    elif reach:
+    elif facts.command == "reach_target":
         low, high = model.jnt_range[joints, 0].copy(), model.jnt_range[joints, 1].copy()
         limited = model.jnt_limited[joints].astype(bool)
         low[~limited], high[~limited] = -2 * math.pi, 2 * math.pi
@@ -133,7 +235,7 @@ def spec_from_env(env: Any, env_id: str, safety: Any = None, safety_source: str 
         command = Command(kind="reach_target", names=("radius", "azimuth", "height"), units=("m", "rad", "m"),
                           ranges=tuple(tuple(map(float, getattr(cfg, n))) for n in
                                        ("target_radius", "target_azimuth", "target_height")),
-                          azimuth_offset=float(robot.FRONT_AZIMUTH))
+                          azimuth_offset=float(facts.front_azimuth))
         episode = Episode(max_steps=int(base.max_episode_steps), reset_joint_range=float(cfg.reset_joint_range),
                           success_threshold=float(cfg.success_threshold))
         gait = None
@@ -149,9 +251,9 @@ def spec_from_env(env: Any, env_id: str, safety: Any = None, safety_source: str 
                           reset_xy_range=float(cfg.reset_xy_range), reset_base_velocity=float(cfg.reset_base_velocity),
                           reset_random_yaw=True, max_tilt=float(cfg.max_tilt),
                           min_base_height=float(cfg.min_base_height), tracking_sigma=float(cfg.tracking_sigma))
-        offsets = getattr(robot, "TROT_PHASE_OFFSETS", None) or getattr(robot, "WALK_PHASE_OFFSETS")
-        gait = Gait(frequency=float(cfg.gait_frequency), foot_phase_offsets=_floats(offsets))
-    target_body = getattr(robot, "TARGET_BODY", None)
+        gait = Gait(frequency=float(cfg.gait_frequency), foot_phase_offsets=_floats(facts.phase_offsets))
+    target_body = facts.target_body
+    model_path = getattr(cfg, "model_path", facts.mjcf)
     spec = DeploySpec(
         task=TaskInfo(id=env_id, version=_version(env_id)),
         timing=Timing(physics_dt=float(model.opt.timestep), substeps=int(task.frame_skip), control_dt=float(task.control_dt)),
@@ -159,10 +261,10 @@ def spec_from_env(env: Any, env_id: str, safety: Any = None, safety_source: str 
             joint_names=_names(model, mujoco.mjtObj.mjOBJ_JOINT, model.njnt),
             actuator_names=_names(model, mujoco.mjtObj.mjOBJ_ACTUATOR, model.nu),
             root_body=task.tracking_body if floating else None,
-            ee_site=getattr(robot, "EE_SITE", getattr(robot, "PINCH_SITE", None)),
+            ee_site=facts.ee_site,
             target_body=target_body if target_body and mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, target_body) >= 0 else None,
             home_keyframe=mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_KEY, task.reset_keyframe),
-            mjcf=None if Path(cfg.model_path) == Path(robot.MJCF_PATH) else str(Path(cfg.model_path).resolve()),
+            mjcf=None if _own_packaged_model(task, model_path, facts.mjcf) else str(Path(model_path).resolve()),
         ),
         observation=Observation(size=task.obs_size, groups=groups, normalizer=Normalizer(folded_in=True)),
         action=Action(**action), command=command, episode=episode, gait=gait,
@@ -183,12 +285,7 @@ def deploy_spec_for(env_id: str, *, safety: Any = None, safety_source: str = "",
 
     ``safety`` / ``safety_source``: the guard's section to resolve and write (:func:`spec_from_env`).
     """
-    import gymnasium as gym
-
-    import unilab_envs  # noqa: F401  registers UniLab/*
-
-    _robot(env_id)
-    env = gym.make_vec(env_id, num_envs=1, num_threads=1, **env_kwargs)
+    env, _ = _one_env(env_id, **env_kwargs)
     try:
         return spec_from_env(env, env_id, safety, safety_source)
     finally:
