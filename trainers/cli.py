@@ -59,7 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
                               "policy.actor_hidden=[128,128] log.tensorboard=false")
     t.add_argument("--algo", default="ppo", choices=("ppo", *SB3_ALGOS), help="trainer (default: ppo)")
     t.add_argument("--task", help="Gymnasium id, e.g. UniLab/Go1Joystick-v0 (the default) or HalfCheetah-v5; "
-                                  "`unilab tasks` lists UniLab's")
+                                  "`unilab tasks` lists UniLab's. Your own task: module:Id (e.g. "
+                                  "my_dog_joystick:MyLab/MyDogJoystick-v0) imports the module that registers it, "
+                                  "from the current directory too; eval, export and play of the run import it again")
     t.add_argument("--num-envs", type=positive_int, help="parallel envs (default: the task's config)")
     t.add_argument("--total-steps", type=step_count, help="env steps to train for (e.g. 5e6)")
     t.add_argument("--device", help="auto (default), cpu, cuda, cuda:1")
@@ -88,7 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("checkpoint", help="run directory (or its checkpoint.pt / model.zip)")
     e.add_argument("--episodes", type=positive_int, default=10, help="episodes to run (default 10)")
     e.add_argument("--num-envs", type=positive_int, help="parallel envs (default: min(episodes, training num_envs))")
-    e.add_argument("--task", help="evaluate on another task id with the same spaces")
+    e.add_argument("--task", help="evaluate on another task id with the same spaces (module:Id imports the module, "
+                                  "from the current directory too)")
     e.add_argument("--sim2real", metavar="PROFILE|none",
                    help="sim-to-real wrappers: 'none' for the bare env, or a profile name / YAML path "
                         "(default: what the run trained with, which may be wider than the profile it extends; the "
@@ -367,6 +370,8 @@ def _eval(args: argparse.Namespace) -> int:
             return fail("eval", e)
     try:  # the first line says which profile the numbers are under
         print(_eval_header(run, args), flush=True)
+        if not args.task:
+            _check_run_task(run)
     except (CheckpointError, ValueError) as e:
         return fail("eval", e)
     video = _video_path(args, run.folder)
@@ -406,6 +411,17 @@ def _run_config(run) -> dict:
     from trainers.ppo.runner import CKPT_FORMAT, CKPT_VERSION
 
     return load_checkpoint(run.path, CKPT_FORMAT, CKPT_VERSION, required=("config",))["config"]
+
+
+def _check_run_task(run) -> None:
+    """The run's task is registered here (a ``module:Id`` task's module imports, from the current
+    directory too); ``ValueError`` saying where to run otherwise. Builds no env."""
+    from trainers.common.deploy_export import run_task
+    from trainers.common.envs import check_task
+
+    found = run_task(run.folder)
+    if found is not None:
+        check_task(found[0])
 
 
 def _eval_header(run, args: argparse.Namespace) -> str:
@@ -461,6 +477,10 @@ def _export_in(args: argparse.Namespace, work: Path) -> int:
     out = args.out if args.precision == "fp32" else work / "policy_fp32.onnx"
     try:
         run = find_run(args.checkpoint, "export")
+        _check_run_task(run)
+    except (RunError, CheckpointError, ValueError) as e:
+        return fail("export", e)
+    try:
         if run.kind == "sb3":
             from trainers.sb3.export import ExportError, export_sb3_onnx
 

@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from trainers.common.atomic import atomic_write
-from unilab_envs.deploy.spec import ONNX_METADATA_KEY, SPEC_FILENAME, DeploySpec, Precision, SpecError
+from unilab_envs.deploy.spec import ONNX_METADATA_KEY, SPEC_FILENAME, DeploySpec, Precision
 
 
 def _run_config(run_folder: Path) -> dict[str, Any] | None:
@@ -39,7 +39,9 @@ def _run_config(run_folder: Path) -> dict[str, Any] | None:
 
 def run_task(run_folder: Path) -> tuple[str, dict[str, Any]] | None:
     """``(task id, task keywords)`` from a run's ``config.yaml`` (bundled PPO or SB3), else from
-    its ``checkpoint.pt`` (a folder that holds only a checkpoint), or ``None``."""
+    its ``checkpoint.pt`` (a folder that holds only a checkpoint), or ``None``. The id is as the run
+    was given it: ``"module:Id"`` for a task registered by the user's module, which
+    :func:`~trainers.common.envs.import_task_module` imports again."""
     cfg = _run_config(run_folder)
     if not cfg or not cfg.get("task"):
         return None
@@ -106,8 +108,10 @@ def build_spec(task: str, env_kwargs: dict[str, Any] | None = None, precision: P
     """``task``'s deploy spec with the sections :func:`attach_deploy_spec` documents."""
     import dataclasses
 
+    from trainers.common.envs import import_task_module
     from unilab_envs.deploy.from_task import deploy_spec_for
 
+    import_task_module(task)  # "module:Id": the user's module, from the current directory too
     kwargs = {k: v for k, v in (env_kwargs or {}).items() if k != "num_threads"}
     section, source = safety if isinstance(safety, tuple) else (safety, "given to the export")
     spec = deploy_spec_for(task, safety=section, safety_source=source, **kwargs)
@@ -144,19 +148,20 @@ def attach_deploy_spec(onnx_path: str | Path, task: str, env_kwargs: dict[str, A
 def run_spec(run_folder: str | Path, precision: Precision | None = None) -> DeploySpec | None:
     """The deploy spec ``unilab export`` (and ``unilab ship``) writes for the run in ``run_folder``.
 
-    ``None`` when the run is not on a UniLab task with a deploy spec (HalfCheetah ...):
-    such a policy has no robot-side contract to write.
+    ``None`` when the run is not on a UniLab task (HalfCheetah ...): such a policy has no
+    robot-side contract to write. A UniLab task that cannot say its facts raises
+    (:meth:`unilab_envs.core.task.Task.deploy_facts`).
     """
+    from unilab_envs.deploy.from_task import NoDeploySpec
+
     found = run_task(Path(run_folder))
     if found is None:
         return None
     task, kwargs = found
     try:
         return build_spec(task, kwargs, precision, run_safety(Path(run_folder)), run_history(Path(run_folder)))
-    except SpecError as e:
-        if "no deploy spec builder" in str(e):
-            return None
-        raise
+    except NoDeploySpec:
+        return None
 
 
 def attach_for_run(onnx_path: str | Path, run_folder: str | Path, precision: Precision | None = None) -> Path | None:

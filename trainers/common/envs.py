@@ -8,6 +8,11 @@ The bundled PPO (``trainers.ppo.runner``, ``trainers.ppo.evaluate``) and the SB3
 name (``go1_real``), the path of a YAML profile, or an inline mapping of sections (which
 may ``extends: go1_real`` and override some of its keys); ``None`` leaves the env bare.
 
+A task registered outside UniLab is named in Gymnasium's ``"module:Id"`` form
+(``my_dog_joystick:MyLab/MyDogJoystick-v0``): :func:`import_task_module` imports ``module``
+first, with the current directory importable (a console script's ``sys.path`` lacks it), and a
+run records the task as given, so ``eval`` / ``export`` / ``play`` of that run import it again.
+
 ``obs_history`` (a run's ``obs_history``: ``{groups: [...], length: K}``) is part of the
 policy's observation, not of the profile: :class:`wrappers.history.ObservationHistory` wraps
 the env outside the sim-to-real stack, whatever ``sim2real`` is (``none`` included), so
@@ -17,6 +22,9 @@ training, evaluation and export feed the policy the same stacked frames.
 from __future__ import annotations
 
 import difflib
+import importlib
+import os
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -32,22 +40,49 @@ class Sim2RealError(ValueError):
     """A ``sim2real`` setting does not resolve to a profile for the task; the message says what to use."""
 
 
+def import_task_module(task: str) -> str:
+    """The Gymnasium id of ``task``; for ``"module:Id"``, ``module`` is imported first (its
+    ``gym.register`` runs), as ``gym.make`` does, with the current directory appended to
+    ``sys.path`` (a console script's lacks it; appended, so a file here does not shadow an
+    installed package). ``ValueError`` saying where to run when the module is not found."""
+    module, sep, name = task.partition(":")
+    if not sep:
+        return task
+    if not module or not name or ":" in name:
+        raise ValueError(f"task {task!r}: the module form is 'module:Id' (e.g. my_dog_joystick:MyLab/MyDogJoystick-v0)")
+    here = os.getcwd()
+    if here not in sys.path and "" not in sys.path:
+        sys.path.append(here)
+    try:
+        importlib.import_module(module)
+    except ModuleNotFoundError as e:
+        if e.name is None or not (module == e.name or module.startswith(e.name + ".")):
+            raise  # the module was found; something it imports was not
+        raise ValueError(f"task {task!r}: no module {module!r} in the current directory ({here}) or on sys.path: "
+                         f"run from the folder holding {module.replace('.', '/')}.py, or add that folder to "
+                         f"PYTHONPATH") from None
+    return name
+
+
 def check_task(task: str) -> gym.envs.registration.EnvSpec:
-    """The registered spec of ``task``; ``ValueError`` naming the closest ids when it is unknown."""
-    if task.startswith("UniLab/"):
+    """The registered spec of ``task`` (``"module:Id"`` imports ``module`` first: :func:`import_task_module`);
+    ``ValueError`` naming the closest ids when it is unknown."""
+    name = import_task_module(task)
+    if name.startswith("UniLab/"):
         import unilab_envs  # noqa: F401  (registers the suite)
     try:
-        return gym.spec(task)
+        return gym.spec(name)
     except gym.error.Error:
         pass
     try:
         import unilab_envs  # noqa: F401  (so a typo of a UniLab id finds its neighbours)
     except ImportError:  # pragma: no cover - unilab_envs ships with this package
         pass
-    close = difflib.get_close_matches(task, list(gym.registry), n=1, cutoff=0.6)
+    close = difflib.get_close_matches(name, list(gym.registry), n=1, cutoff=0.6)
     hint = f"did you mean {close[0]!r}? " if close else ""
-    raise ValueError(f"unknown task {task!r}: {hint}`unilab tasks` lists the UniLab ids; "
-                     f"any registered Gymnasium id works")
+    where = f"{task.partition(':')[0]} registers no {name!r}; " if name != task else ""
+    raise ValueError(f"unknown task {task!r}: {where}{hint}`unilab tasks` lists the UniLab ids; "
+                     f"any registered Gymnasium id works, or 'module:Id' for one your module registers")
 
 
 def check_sim2real(sim2real: Sim2RealSpec, task: str) -> dict[str, Any] | None:
