@@ -82,6 +82,11 @@ def test_a_run_of_a_module_task_says_where_to_run_from_elsewhere(user_folder, tm
     assert f"no module '{MODULE}'" in err and f"run from the folder holding {MODULE}.py" in err
 
 
+def test_sb3_refuses_the_module_form_in_one_line(capsys):
+    assert cli.main(["train", "--algo", "sb3-ppo", "--task", f"{MODULE}:{TASK_ID}"]) == 2
+    assert "train it with the bundled PPO (--algo ppo)" in capsys.readouterr().err
+
+
 def test_a_task_without_deploy_facts_is_told_which_method_to_write():
     class MyArmReach(Task):  # the page's example name; only the method under test is used
         obs_size = action_size = reward_weights = 0
