@@ -24,7 +24,7 @@ def _run(moving, fell, **params):
     p = rec.params(**params)
     weights = SCALES * p.dt
     terms, reward = np.zeros((1, 17), np.float32), np.zeros(1, np.float32)
-    step_kernel(LEGGED_TERMS).write_rewards(0, terms, reward, weights, np.zeros((16, 1)), weights[-1] / p.dt, rec.physics(),
+    step_kernel(LEGGED_TERMS, (True,) * 16).write_rewards(0, terms, reward, weights, np.zeros((16, 1)), weights[-1] / p.dt, rec.physics(),
                                             rec.robot(), rec.legs(), flat_ground(), p, rec.commands(), p.float32_math, BASE,
                                             SUMS, FEET, moving, fell, 0.25, 0.09, 0.0, 1.0)  # fmt: skip
     return terms[0].astype(np.float64), float(reward[0])

@@ -22,8 +22,8 @@ of a legged task::
 A task declares its list (``reward_terms = LocomotionTask.reward_terms + (FOOT_CLEARANCE,)``);
 :func:`register_reward_term` also makes a term addable by name from a config
 (``reward_terms: {foot_clearance: {weight: -0.5}}``). The task's kernel is generated from
-the list (:mod:`unilab_envs.core.generated`): one fused ``prange`` pass, each term inlined,
-a term whose weight is 0 skipped by one branch and never evaluated.
+the list and which weights are not 0 (:mod:`unilab_envs.core.generated`): one fused ``prange``
+pass, each term inlined; a term whose weight is 0 is left out of the kernel, never evaluated.
 """
 
 from __future__ import annotations
@@ -96,6 +96,12 @@ class ResolvedTerms:
     def names(self) -> tuple[str, ...]:
         return tuple(t.name for t in self.terms)
 
+    @property
+    def active(self) -> tuple[bool, ...]:
+        """Per term, whether its weight is not 0: the kernel is generated for this, and a term that is
+        not active is never evaluated (its column is 0)."""
+        return tuple(scale != 0.0 for scale in self.scales)
+
     def param_table(self) -> np.ndarray:
         """``(K, max(1, P))`` float64, the kernels' ``term_params``: row ``k`` holds term ``k``'s values, zero-padded."""
         table = np.zeros((len(self.terms), max([1, *map(len, self.param_values)])))
@@ -135,6 +141,13 @@ def resolve_terms(layer: str, declared: Sequence[RewardTerm], declared_scales: M
         scales.append(float(scale))
         values.append(tuple(float(params[k]) for k in term.params))
     return ResolvedTerms(tuple(terms), tuple(scales), tuple(values))
+
+
+def term_assignments(terms: Sequence[RewardTerm], active: Sequence[bool], quantities: Sequence[str]) -> list[str]:
+    """Source lines ``t<k> = term_<k>(...)`` for each active term, ``t<k> = 0.0`` for one whose weight is 0
+    (never evaluated: the kernel is generated per set of active terms, so a zero weight costs nothing)."""
+    return [f"t{k} = {term_call(term, k, quantities)}  # {term.name}" if on else f"t{k} = 0.0  # {term.name}: weight 0, not evaluated"
+            for k, (term, on) in enumerate(zip(terms, active, strict=True))]  # fmt: skip
 
 
 def term_call(term: RewardTerm, index: int, quantities: Sequence[str], *, weights: str = "weights",

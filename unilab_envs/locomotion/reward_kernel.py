@@ -4,8 +4,9 @@
 ``compute(obs, privileged_obs, reward_terms, reward, terminated, episode_step, rng, layout,
 physics, robot, legs, ground, params, commands, weights, term_params)`` is the fused
 ``prange`` pass: :func:`~unilab_envs.locomotion.kernels.env_quantities`, then its
-``write_rewards`` (each term inlined behind ``if weights[k] != 0.0``, so a zero weight skips
-it; their sum and the positive clip of :mod:`~unilab_envs.locomotion.rewards`), then
+``write_rewards`` (each term whose weight is not 0 inlined, one whose weight is 0 left out: a
+kernel per set of active terms; their sum and the positive clip of
+:mod:`~unilab_envs.locomotion.rewards`), then
 :func:`~unilab_envs.locomotion.kernels.finish_env`. Terms are summed in declaration order;
 ``termination`` joins the clipped sum only when ``params.clip_termination``, else it is
 added after the clip.
@@ -18,7 +19,7 @@ from pathlib import Path
 from types import ModuleType
 
 from unilab_envs.core.generated import generated_module
-from unilab_envs.core.reward_terms import RewardTerm, term_call
+from unilab_envs.core.reward_terms import RewardTerm, term_assignments
 
 BASE = ("vx", "vy", "vz", "wx", "wy", "wz", "gx", "gy", "gz", "height")
 SUMS = ("torque_sq", "action_rate_sq", "pose_sq", "deviation", "limits")
@@ -108,11 +109,13 @@ def compute(obs, privileged_obs, reward_terms, reward, terminated, episode_step,
 _TERMINATION = "termination"
 
 
-def kernel_source(terms: tuple[RewardTerm, ...]) -> str:
-    """The generated module's source for ``terms`` (the ``positive_clip`` column follows them)."""
-    lines, shaped, after = [], [], []
+def kernel_source(terms: tuple[RewardTerm, ...], active: tuple[bool, ...]) -> str:
+    """The generated module's source for ``terms`` of which ``active`` are evaluated (the ``positive_clip``
+    column follows them)."""
+    lines, shaped, after = [f"    {line}" for line in term_assignments(terms, active, QUANTITIES)], [], []
     for k, term in enumerate(terms):
-        lines.append(f"    t{k} = 0.0  # {term.name}\n    if weights[{k}] != 0.0:\n        t{k} = {term_call(term, k, QUANTITIES)}")
+        if not active[k]:
+            continue  # 0.0: nothing to add
         if term.name == _TERMINATION:
             shaped.append(f"    if params.clip_termination:\n        shaped += t{k}")
             after.append(f"    if not params.clip_termination:\n        total += t{k}")
@@ -126,7 +129,8 @@ def kernel_source(terms: tuple[RewardTerm, ...]) -> str:
 
 
 @lru_cache(maxsize=None)
-def step_kernel(terms: tuple[RewardTerm, ...]) -> ModuleType:
-    """The generated module for ``terms``; its ``compute`` is the task's step kernel (see the module docstring)."""
-    bindings = {f"term_{k}": term.func for k, term in enumerate(terms)}
-    return generated_module("locomotion_step", kernel_source(terms), bindings, depends=_DEPENDS)
+def step_kernel(terms: tuple[RewardTerm, ...], active: tuple[bool, ...]) -> ModuleType:
+    """The generated module for ``terms`` (``active``: whose weight is not 0); its ``compute`` is the task's
+    step kernel (see the module docstring)."""
+    bindings = {f"term_{k}": term.func for k, (term, on) in enumerate(zip(terms, active)) if on}
+    return generated_module("locomotion_step", kernel_source(terms, active), bindings, depends=_DEPENDS)

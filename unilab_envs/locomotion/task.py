@@ -78,7 +78,7 @@ class LocomotionTask(Task):
         self.reward_names = (*terms.names, POSITIVE_CLIP)
         self._weights = np.array([*terms.scales, scales.positive_clip]) * cfg.control_dt
         self._term_params = terms.param_table()
-        self._compute = step_kernel(terms.terms).compute
+        self._compute = step_kernel(terms.terms, terms.active).compute
         self.params, self.commands, self.reset_ranges = kernel_records(cfg)
         self._obs_size = max(s.stop for s in self.obs_groups.values())
         self._privileged_obs_size = max((s.stop for s in self.privileged_obs_groups.values()), default=0)

@@ -4,7 +4,7 @@
 (:mod:`unilab_envs.core.generated`) whose ``compute`` is the task's fused ``prange`` pass: per
 env, the task's quantities (``reach_quantities`` of :mod:`~unilab_envs.tasks.ur5_reach`,
 ``grasp_quantities`` of :mod:`~unilab_envs.tasks.ur5_grasp_kernels`), then each term inlined
-behind ``if weights[k] != 0.0`` (a zero weight skips it, never evaluated) into
+whose weight is not 0 (one whose weight is 0 is left out of the kernel: never evaluated) into
 ``reward_terms[i, k]``, the reward their sum in declaration order, then the termination, success
 and observation writes. The arguments of ``compute`` are the task's kernel arguments plus
 ``weights`` (``(K,)`` float64, ``scale * control_dt``) and ``term_params`` (``(K, P)`` float64,
@@ -19,7 +19,7 @@ from types import ModuleType
 
 
 from unilab_envs.core.generated import generated_module
-from unilab_envs.core.reward_terms import RewardTerm, term_call
+from unilab_envs.core.reward_terms import RewardTerm, term_assignments
 
 REACH_QUANTITIES = ("i", "qpos", "qvel", "site_xpos", "site", "joint_q", "joint_d", "home", "soft_low", "soft_high",
                     "joint_target", "target", "last_action", "previous_action", "threshold", "fine_std",
@@ -113,35 +113,35 @@ def compute(obs, privileged_obs, reward_terms, reward, terminated, success, hold
 '''
 
 
-def terms_source(terms: tuple[RewardTerm, ...], quantities: tuple[str, ...], indent: int = 8) -> str:
-    """Source of the term block: term ``k`` into ``t<k>`` (0.0 unless ``weights[k] != 0.0``) and
+def terms_source(terms: tuple[RewardTerm, ...], active: tuple[bool, ...], quantities: tuple[str, ...], indent: int = 8) -> str:
+    """Source of the term block: term ``k`` into ``t<k>`` (0.0, not evaluated, unless ``active[k]``) and
     ``reward_terms[i, k]``, then ``total``, their sum in declaration order."""
-    lines = []
-    for k, term in enumerate(terms):
-        lines += [f"t{k} = 0.0  # {term.name}", f"if weights[{k}] != 0.0:", f"    t{k} = {term_call(term, k, quantities)}",
-                  f"reward_terms[i, {k}] = t{k}"]  # fmt: skip
-    lines += ["total = 0.0", *(f"total += t{k}" for k in range(len(terms)))]
+    lines = term_assignments(terms, active, quantities)
+    lines += [f"reward_terms[i, {k}] = t{k}" for k in range(len(terms))]
+    lines += ["total = 0.0", *(f"total += t{k}" for k in range(len(terms)) if active[k])]
     return "\n".join(" " * indent + line for line in lines)
 
 
-def kernel_source(template: str, terms: tuple[RewardTerm, ...], quantities: tuple[str, ...]) -> str:
-    """The generated module's source: ``template`` with the term block of ``terms``."""
-    return template.format(names=", ".join(t.name for t in terms), terms=terms_source(terms, quantities))
+def kernel_source(template: str, terms: tuple[RewardTerm, ...], active: tuple[bool, ...], quantities: tuple[str, ...]) -> str:
+    """The generated module's source: ``template`` with the term block of ``terms`` (``active``: evaluated)."""
+    return template.format(names=", ".join(t.name for t in terms), terms=terms_source(terms, active, quantities))
 
 
-def _module(stem: str, template: str, terms: tuple[RewardTerm, ...], quantities: tuple[str, ...], kernels: str) -> ModuleType:
-    bindings = {f"term_{k}": term.func for k, term in enumerate(terms)}
-    return generated_module(stem, kernel_source(template, terms, quantities), bindings, depends=(_PACKAGE / kernels, _PREFETCH))
-
-
-@lru_cache(maxsize=None)
-def reach_kernel(terms: tuple[RewardTerm, ...]) -> ModuleType:
-    """The generated module for UR5Reach's ``terms``; its ``compute`` is the task's step kernel."""
-    return _module("ur5_reach_step", _REACH_TEMPLATE, terms, REACH_QUANTITIES, "ur5_reach.py")
+def _module(stem: str, template: str, terms: tuple[RewardTerm, ...], active: tuple[bool, ...], quantities: tuple[str, ...],
+            kernels: str) -> ModuleType:  # fmt: skip
+    bindings = {f"term_{k}": term.func for k, (term, on) in enumerate(zip(terms, active)) if on}
+    return generated_module(stem, kernel_source(template, terms, active, quantities), bindings,
+                            depends=(_PACKAGE / kernels, _PREFETCH))  # fmt: skip
 
 
 @lru_cache(maxsize=None)
-def grasp_kernel(terms: tuple[RewardTerm, ...]) -> ModuleType:
-    """The generated module for UR5Grasp's ``terms``; its ``compute`` is the task's step kernel."""
-    return _module("ur5_grasp_step", _GRASP_TEMPLATE, terms, GRASP_QUANTITIES, "ur5_grasp_kernels.py")
+def reach_kernel(terms: tuple[RewardTerm, ...], active: tuple[bool, ...]) -> ModuleType:
+    """The generated module for UR5Reach's ``terms`` (``active``: whose weight is not 0); its ``compute`` is the step kernel."""
+    return _module("ur5_reach_step", _REACH_TEMPLATE, terms, active, REACH_QUANTITIES, "ur5_reach.py")
+
+
+@lru_cache(maxsize=None)
+def grasp_kernel(terms: tuple[RewardTerm, ...], active: tuple[bool, ...]) -> ModuleType:
+    """The generated module for UR5Grasp's ``terms`` (``active``: whose weight is not 0); its ``compute`` is the step kernel."""
+    return _module("ur5_grasp_step", _GRASP_TEMPLATE, terms, active, GRASP_QUANTITIES, "ur5_grasp_kernels.py")
 

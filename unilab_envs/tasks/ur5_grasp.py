@@ -262,7 +262,7 @@ class UR5Grasp(Task):
         self.reward_names = terms.names
         self._weights = np.array(terms.scales) * cfg.control_dt
         self._term_params = terms.param_table()
-        self._compute = grasp_kernel(terms.terms).compute
+        self._compute = grasp_kernel(terms.terms, terms.active).compute
         # unit inertia of a solid cube of this edge: mass * edge^2 / 6 on each axis
         self._unit_inertia = cfg.cube_size**2 / 6.0
 

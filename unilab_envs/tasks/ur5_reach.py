@@ -247,7 +247,7 @@ class UR5Reach(Task):
         self.reward_names = terms.names
         self._weights = np.array(terms.scales) * cfg.control_dt
         self._term_params = terms.param_table()
-        self._compute = reach_kernel(terms.terms).compute
+        self._compute = reach_kernel(terms.terms, terms.active).compute
         self._ranges = tuple(np.array(getattr(cfg, n), dtype=np.float64) for n in ("target_radius", "target_azimuth", "target_height"))
 
     obs_size = property(lambda self: OBS_SIZE)
