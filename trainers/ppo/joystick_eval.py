@@ -21,30 +21,42 @@ import numpy as np
 import torch
 
 
+def takes_velocity_commands(task: str) -> bool:
+    """Whether ``task``'s env takes a velocity command (the ``command_vx`` / ``command_vy`` /
+    ``command_yaw`` keywords :func:`hold_command` sets): asks one env of it built through
+    Gymnasium (its task's deploy facts name the command kind). A task without a batched entry
+    point, or whose task states no deploy facts, takes none."""
+    import gymnasium as gym
+
+    from unilab_envs.deploy.spec import SpecError
+
+    from ..common.envs import make_vec_env
+
+    if gym.spec(task).vector_entry_point is None:
+        return False
+    env = make_vec_env(task, 1)
+    try:
+        return getattr(env.unwrapped, "task", None) is not None and env.unwrapped.task.deploy_facts().command == "velocity"
+    except SpecError:
+        return False
+    finally:
+        env.close()
+
+
 def velocity_command_tasks() -> tuple[str, ...]:
-    """The registered UniLab tasks that take a velocity command (a ``LocomotionTask``: the
-    ``command_vx`` / ``command_vy`` / ``command_yaw`` keywords :func:`hold_command` sets).
+    """The registered UniLab tasks that take a velocity command (:func:`takes_velocity_commands`), in registration order."""
+    import gymnasium as gym
 
-    Reads the task classes (imports the task modules); builds no env.
-    """
-    import importlib
+    import unilab_envs  # noqa: F401  registers UniLab/*
 
-    from unilab_envs.locomotion.task import LocomotionTask
-    from unilab_envs.tasks import TASKS
-
-    def takes_commands(module_name: str) -> bool:
-        module = importlib.import_module(module_name)
-        return any(isinstance(v, type) and issubclass(v, LocomotionTask) and v.__module__ == module_name
-                   for v in vars(module).values())
-
-    return tuple(task for task, (module, _) in TASKS.items() if takes_commands(module))
+    return tuple(task for task in gym.registry if task.startswith("UniLab/") and takes_velocity_commands(task))
 
 
 def check_command_task(task: str) -> None:
     """``ValueError`` with what to do when ``task`` takes no velocity command (``--commands``
     holds forward-speed commands): call it before building envs or evaluating."""
-    tasks = velocity_command_tasks()
-    if task not in tasks:
+    if not takes_velocity_commands(task):
+        tasks = velocity_command_tasks()
         raise ValueError(f"--commands holds forward-speed commands, but {task} takes no velocity command; "
                          f"the tasks that do: {', '.join(tasks)}. Leave out --commands to evaluate this run")
 
