@@ -356,24 +356,34 @@ def test_add_your_own_legged_task_block_runs_as_written(tmp_path, monkeypatch):
         gym.registry.pop("MyLab/MyDogJoystick-v0", None)
 
 
-def test_add_a_reward_term_block_runs_as_written(tmp_path, monkeypatch, capsys):
-    """docs/adding_a_task.md's registered term is added from the config and logged with its weighted value."""
+def test_add_a_reward_term_blocks_run_as_written(tmp_path, monkeypatch, capsys):
+    """docs/adding_a_task.md's registered term: added from the config, logged with its weighted value, and
+    named on the training command line through its module."""
     page = DOCS["docs/adding_a_task.md"]
-    code = re.search(r"```python\n(# my_terms\.py\n.*?)```", page, re.S).group(1)
-    (tmp_path / "my_terms.py").write_text(code)
+    section = page[page.index("## Add a reward term") : page.index("## On terrain")]
+    term_module, usage = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert term_module.startswith("# my_terms.py\n")
+    (tmp_path / "my_terms.py").write_text(term_module)
     monkeypatch.syspath_prepend(str(tmp_path))
-    import importlib
-
-    module = importlib.import_module("my_terms")
-    env = module.env
+    namespace: dict = {}
+    exec(compile(usage, "adding_a_task.md", "exec"), namespace)
+    env = namespace["env"]
     assert env.reward_names[-2:] == ("swing_clearance", "positive_clip") and "swing_clearance" in capsys.readouterr().out
     _, reward, _, _, info = env.step(np.zeros((64, 12), np.float32))
     column = info["reward_terms"]["swing_clearance"]
     assert (column <= 0).all() and (column < 0).any()  # -1.0 x 0.02 x how far the feet are below 5 cm
     np.testing.assert_allclose(sum(info["reward_terms"].values()), reward, rtol=1e-5, atol=1e-6)
-    yaml_block = re.search(r"```yaml\n(env_kwargs:\n  reward_terms:\n.*?)```", page, re.S).group(1)
-    assert yaml.safe_load(yaml_block) == {"env_kwargs": {"reward_terms": {"swing_clearance": {"weight": -1.0, "target_height": 0.05}}}}
     env.close()
+    yaml_block = re.search(r"```yaml\n(env_kwargs:\n  reward_terms:\n.*?)```", section, re.S).group(1)
+    assert yaml.safe_load(yaml_block) == {"env_kwargs": {"reward_terms": {"swing_clearance": {"weight": -1.0, "target_height": 0.05}}}}
+    command = re.search(r"```bash\n(unilab train .*?)```", section, re.S).group(1).replace("\\\n", " ")
+    argv = shlex.split(command)[1:]
+    argv[argv.index("--config") + 1] = str(ROOT / argv[argv.index("--config") + 1])
+    monkeypatch.chdir(tmp_path)  # the module is found from the current folder
+    from trainers.cli import main as unilab
+
+    assert unilab([*argv, "--print-config"]) in (0, None)
+    assert "swing_clearance" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("source", ["README.md", "docs/sb3.md"])
