@@ -178,9 +178,6 @@ def _train(args: argparse.Namespace) -> int:
         from trainers.ppo.config import DEFAULT_TASK
 
         args.task = args.task or DEFAULT_TASK
-        if ":" in args.task:  # the SB3 side looks ids up in the registry as they are
-            return fail("train", f"--algo {args.algo} takes a registered id, not the module form {args.task!r}: "
-                                  f"train it with the bundled PPO (--algo ppo)")
         try:
             check_task(args.task)
             check_device(args.device or "auto")

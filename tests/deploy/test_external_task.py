@@ -82,9 +82,21 @@ def test_a_run_of_a_module_task_says_where_to_run_from_elsewhere(user_folder, tm
     assert f"no module '{MODULE}'" in err and f"run from the folder holding {MODULE}.py" in err
 
 
-def test_sb3_refuses_the_module_form_in_one_line(capsys):
-    assert cli.main(["train", "--algo", "sb3-ppo", "--task", f"{MODULE}:{TASK_ID}"]) == 2
-    assert "train it with the bundled PPO (--algo ppo)" in capsys.readouterr().err
+def test_a_module_task_runs_default_folder_is_named_after_its_id():
+    from trainers.ppo.config import TrainConfig
+
+    assert TrainConfig(task=f"{MODULE}:{TASK_ID}").out_dir == Path("runs") / "MyLab_MyDogJoystick-v0"
+
+
+def test_sb3_takes_the_module_form_too(user_folder):
+    from trainers.sb3.env import make_sb3_env
+
+    venv = make_sb3_env(f"{MODULE}:{TASK_ID}", 2)  # the SB3 side imports the module like the bundled PPO
+    try:
+        assert venv.num_envs == 2 and venv.observation_space.shape == (50,)
+        assert venv.reset().shape == (2, 50)
+    finally:
+        venv.close()
 
 
 def test_a_task_without_deploy_facts_is_told_which_method_to_write():

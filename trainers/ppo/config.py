@@ -221,7 +221,8 @@ class TrainConfig:
 
     @property
     def out_dir(self) -> Path:
-        return Path(self.out) if self.out else Path("runs") / self.task.replace("/", "_")
+        """``out``, else ``runs/<task id with / as _>`` (a ``module:Id`` task: its id, no colon in the folder name)."""
+        return Path(self.out) if self.out else Path("runs") / self.task.rpartition(":")[2].replace("/", "_")
 
     @property
     def steps_per_iteration(self) -> int:

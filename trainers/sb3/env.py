@@ -6,11 +6,10 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import gymnasium as gym
 from gymnasium.vector import AutoresetMode, VectorEnv
 from stable_baselines3.common.vec_env import VecEnv, VecMonitor, VecNormalize
 
-from trainers.common.envs import Sim2RealSpec, make_vec_env
+from trainers.common.envs import Sim2RealSpec, check_task, make_vec_env
 from trainers.sb3.adapter import SB3VecEnv, supports_reset_mask
 
 __all__ = ["make_batched_env", "make_sb3_env"]
@@ -27,7 +26,7 @@ def _register_unilab() -> None:
 
 def _is_unilab(task_id: str) -> bool:
     _register_unilab()
-    entry = gym.spec(task_id).vector_entry_point
+    entry = check_task(task_id).vector_entry_point  # "module:Id" imports the module first
     return isinstance(entry, str) and entry.startswith("unilab_envs.")
 
 
@@ -37,7 +36,7 @@ def make_batched_env(task_id: str, num_envs: int, sim2real: Sim2RealSpec = None,
     use it (SAME_STEP, or NEXT_STEP with ``reset_mask``), else Gymnasium's
     ``SyncVectorEnv`` in SAME_STEP mode over the single env."""
     _register_unilab()
-    if gym.spec(task_id).vector_entry_point is not None:
+    if check_task(task_id).vector_entry_point is not None:
         venv = make_vec_env(task_id, num_envs, kwargs, sim2real=sim2real)
         mode = venv.metadata.get("autoreset_mode")
         if mode in (AutoresetMode.SAME_STEP, AutoresetMode.SAME_STEP.value) or supports_reset_mask(venv):
