@@ -16,14 +16,21 @@ system's temporary directory when neither can be written.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import os
 import sys
 import tempfile
+import time
 import types
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: first calls are not serialized
+    fcntl = None
 
 PACKAGE = "unilab_generated"  # parent name of every generated module in sys.modules
 
@@ -93,3 +100,46 @@ def generated_module(stem: str, source: str, bindings: Mapping[str, object], dep
         del sys.modules[module_name]
         raise
     return module
+
+
+def first_call_locked(module: types.ModuleType, name: str, timeout: float = 600.0) -> Callable:
+    """``module.<name>`` (a Numba dispatcher) whose first call in this process holds a lock on the
+    module's file: of processes starting together (test workers, parallel evaluations) one compiles
+    the kernel and the others, waiting, then load it from Numba's cache instead of compiling it too.
+    A lock not had within ``timeout`` seconds is gone without: the call proceeds (never a deadlock)."""
+    dispatcher = getattr(module, name)
+    lock_path = Path(module.__file__).with_suffix(".lock")
+    first = [True]
+
+    def call(*args):
+        if first[0]:
+            with _file_lock(lock_path, timeout):
+                result = dispatcher(*args)
+            first[0] = False
+            return result
+        return dispatcher(*args)
+
+    call.__doc__ = dispatcher.__doc__
+    return call
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path, timeout: float) -> Iterator[None]:
+    if fcntl is None:
+        yield
+        return
+    with open(path, "a") as handle:
+        deadline, locked = time.monotonic() + timeout, False
+        while not locked:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                locked = True
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.1)
+        try:
+            yield
+        finally:
+            if locked:
+                fcntl.flock(handle, fcntl.LOCK_UN)

@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from unilab_envs.core.config import build_config
+from unilab_envs.core.generated import first_call_locked
 from unilab_envs.core.model import load_model, servo_joint_actuators
 from unilab_envs.core.reward_terms import RewardTerm, resolve_terms
 from unilab_envs.core.task import Task
@@ -78,7 +79,7 @@ class LocomotionTask(Task):
         self.reward_names = (*terms.names, POSITIVE_CLIP)
         self._weights = np.array([*terms.scales, scales.positive_clip]) * cfg.control_dt
         self._term_params = terms.param_table()
-        self._compute = step_kernel(terms.terms, terms.active).compute
+        self._compute = first_call_locked(step_kernel(terms.terms, terms.active), "compute")
         self.params, self.commands, self.reset_ranges = kernel_records(cfg)
         self._obs_size = max(s.stop for s in self.obs_groups.values())
         self._privileged_obs_size = max((s.stop for s in self.privileged_obs_groups.values()), default=0)

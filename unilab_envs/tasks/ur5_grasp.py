@@ -85,6 +85,7 @@ import numpy as np
 
 from unilab_envs.assets import ur5e_2f85 as scene
 from unilab_envs.core.config import build_config, require, require_range, require_timing
+from unilab_envs.core.generated import first_call_locked
 from unilab_envs.core.model import (actuators_for_joints, free_joint_of, mjcf_file, object_ids, require_gains,
                                     servo_joint_actuators)
 from unilab_envs.core.reward_terms import RewardTerm, resolve_terms
@@ -262,7 +263,7 @@ class UR5Grasp(Task):
         self.reward_names = terms.names
         self._weights = np.array(terms.scales) * cfg.control_dt
         self._term_params = terms.param_table()
-        self._compute = grasp_kernel(terms.terms, terms.active).compute
+        self._compute = first_call_locked(grasp_kernel(terms.terms, terms.active), "compute")
         # unit inertia of a solid cube of this edge: mass * edge^2 / 6 on each axis
         self._unit_inertia = cfg.cube_size**2 / 6.0
 

@@ -57,6 +57,7 @@ import numpy as np
 
 from unilab_envs.assets import ur5e as robot
 from unilab_envs.core.config import build_config, require, require_range, require_timing
+from unilab_envs.core.generated import first_call_locked
 from unilab_envs.core.model import actuators_for_joints, load_model, object_ids, require_gains, servo_joint_actuators
 from unilab_envs.core.reward_terms import RewardTerm, resolve_terms
 from unilab_envs.core.rng import uniform_range
@@ -247,7 +248,7 @@ class UR5Reach(Task):
         self.reward_names = terms.names
         self._weights = np.array(terms.scales) * cfg.control_dt
         self._term_params = terms.param_table()
-        self._compute = reach_kernel(terms.terms, terms.active).compute
+        self._compute = first_call_locked(reach_kernel(terms.terms, terms.active), "compute")
         self._ranges = tuple(np.array(getattr(cfg, n), dtype=np.float64) for n in ("target_radius", "target_azimuth", "target_height"))
 
     obs_size = property(lambda self: OBS_SIZE)
