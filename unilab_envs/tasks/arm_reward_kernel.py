@@ -17,7 +17,6 @@ from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
 
-
 from unilab_envs.core.generated import generated_module
 from unilab_envs.core.reward_terms import RewardTerm, term_assignments
 
