@@ -5,8 +5,9 @@ a legged task's ``compute`` was one hand-fused Numba kernel with its 17 reward c
 written out in ``write_rewards``. The four functions below are verbatim copies of
 ``compute``, ``step_block`` and ``step_env`` from ``unilab_envs/locomotion/kernels.py``
 and ``write_rewards`` from ``unilab_envs/locomotion/rewards.py`` at commit 72bbc56; the
-helpers they call (base state, joint sums, feet, gait, ground, observation, precision)
-are imported from the package, where they are unchanged. Nothing in the package uses this
+helpers they call are imported from the package (base state, feet, gait, ground, precision),
+where they are unchanged, or from ``benchmarks/legacy_observation.py`` (joint sums and the
+observation writers, since moved onto declared groups). Nothing in the package uses this
 module: do not extend it, and delete it with the benchmark.
 
 ``compute(obs, privileged_obs, reward_terms, reward, terminated, episode_step, rng,
@@ -23,11 +24,11 @@ from unilab_envs.locomotion.base import above_ground, base_state, has_fallen, ve
 from unilab_envs.locomotion.commands import is_moving, resample_due, sample_command
 from unilab_envs.locomotion.feet import step_foot
 from unilab_envs.locomotion.gait import advance_phase
-from unilab_envs.locomotion.ground import base_ground, track_walk, write_height_scan
-from unilab_envs.locomotion.joints import joint_sums
+from unilab_envs.locomotion.ground import base_ground, track_walk
 from unilab_envs.locomotion.kernels import ROWS_PER_BLOCK, blocks
-from unilab_envs.locomotion.observation import write_base_obs
 from unilab_envs.locomotion.precision import exp_kernel, phase_sin_cos, weighted_square
+
+from benchmarks.legacy_observation import joint_sums, write_base_obs, write_height_scan
 
 
 # --- 72bbc56:unilab_envs/locomotion/rewards.py -----------------------------------------------

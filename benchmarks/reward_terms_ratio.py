@@ -1,10 +1,12 @@
-"""Reward generated from named terms vs the hand-fused kernel it replaced, side by side in one process.
+"""Step kernel generated from named reward terms and observation groups vs the hand-fused kernel it
+replaced, side by side in one process.
 
 (a) For each legged task at ``--num-envs`` (1024): two vector envs of the same task, seed and
-threads: one as shipped (its step kernel generated from the task's reward terms,
-:mod:`unilab_envs.locomotion.reward_kernel`) and one whose task's ``compute`` calls the
-pre-refactor fused kernel (``benchmarks/legacy_locomotion_kernel.py``) with the task's own
-records and the same ``(17,)`` weights. First checked: both give the same observations,
+threads: one as shipped (its step kernel generated from the task's reward terms and observation
+groups, :mod:`unilab_envs.locomotion.reward_kernel`) and one whose task's ``compute`` calls the
+pre-refactor fused kernel (``benchmarks/legacy_locomotion_kernel.py``, writing the observation
+at an offsets record, ``benchmarks/legacy_observation.py``) with the task's own records and the
+same ``(17,)`` weights. First checked: both give the same observations,
 privileged observations, rewards, reward terms and terminations, bit for bit, after each of a
 few steps at two seeds; both then step the same fixed random action batch, so they stay
 identical (checked again after every round) and every round times like with like. Timed in
@@ -44,6 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import unilab_envs  # noqa: E402,F401  (registers UniLab/*)
 from benchmarks import legacy_locomotion_kernel as legacy  # noqa: E402
+from benchmarks import legacy_observation  # noqa: E402
 from unilab_envs.core.reward_terms import RewardTerm, register_reward_term  # noqa: E402
 from unilab_envs.locomotion.rewards import REWARD_NAMES  # noqa: E402
 from unilab_envs.threads import numba_threads  # noqa: E402
@@ -77,9 +80,11 @@ def use_legacy_kernel(env) -> None:
     """Override ``env.task.compute`` with the pre-refactor kernel on the task's own arrays and weights."""
     task = env.task
     assert task.reward_names == REWARD_NAMES and task._weights.shape == (len(REWARD_NAMES),), task.reward_names
+    layout = legacy_observation.obs_layout(task.obs_groups, task.privileged_obs_groups, task.action_size,
+                                           len(task.legged.foot_names), task.ground.scan_points.shape[0])
 
     def compute(obs, privileged_obs, reward_terms, reward, terminated, episode_step, rng) -> None:
-        legacy.compute(obs, privileged_obs, reward_terms, reward, terminated, episode_step, rng, task.layout, task.physics,
+        legacy.compute(obs, privileged_obs, reward_terms, reward, terminated, episode_step, rng, layout, task.physics,
                        task.robot, task.legs, task.ground, task.params, task.commands, task._weights)  # fmt: skip
 
     task.compute = compute

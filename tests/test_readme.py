@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 import unilab_envs
+from unilab_envs.core.obs_groups import registered_obs_groups
 from unilab_envs.locomotion.terms import LEGGED_TERMS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -142,9 +143,22 @@ def test_tasks_page_observation_layout_matches_the_env(task, envs):
     env, section = envs[task], _task_section(task)
     assert _number(r"Observation \((\d+) floats", section) == env.single_observation_space.shape[0]
     rows = _table_after(section, "| group | size | offset |")
-    stated = [(row["group"].strip("`"), int(row["size"]), int(row["offset"])) for row in rows]
-    actual = [(name, s.stop - s.start, s.start) for name, s in env.obs_groups.items()]
+    stated = [(row["group"].strip("`"), int(row["size"]), int(row["offset"]), row["units"], row["meaning"]) for row in rows]
+    declared = env.task.declared_groups  # units and meaning are the declaration's
+    actual = [(name, s.stop - s.start, s.start, declared[name].units, declared[name].doc) for name, s in env.obs_groups.items()]
     assert stated == actual
+
+
+def test_tasks_page_legged_observation_groups_are_the_declarations():
+    start = TASKS_PAGE.index("### Observation groups of the legged tasks")
+    rows = _table_after(TASKS_PAGE[start:], "| group | size | units |")
+    declared = registered_obs_groups("locomotion")
+    assert [row["group"].strip("`") for row in rows] == list(declared)
+    for row in rows:
+        group = declared[row["group"].strip("`")]
+        noise = None if row["noise"] == "–" else float(row["noise"])
+        assert (row["size"], row["units"], row["meaning"], noise, row["robot side"] == "yes") == (
+            str(group.size), group.units, group.doc, group.noise, group.builder is not None), group.name
 
 
 def _scales(env) -> dict[str, float]:
@@ -360,7 +374,7 @@ def test_add_a_reward_term_blocks_run_as_written(tmp_path, monkeypatch, capsys):
     """docs/adding_a_task.md's registered term: added from the config, logged with its weighted value, and
     named on the training command line through its module."""
     page = DOCS["docs/adding_a_task.md"]
-    section = page[page.index("## Add a reward term") : page.index("## On terrain")]
+    section = page[page.index("## Add a reward term") : page.index("## Add an observation group")]
     term_module, usage = re.findall(r"```python\n(.*?)```", section, re.S)
     assert term_module.startswith("# my_terms.py\n")
     (tmp_path / "my_terms.py").write_text(term_module)

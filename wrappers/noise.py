@@ -13,6 +13,7 @@ depend on ``N`` or on the thread count.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -92,7 +93,8 @@ class ObservationNoiseConfig:
 
     Attributes:
         scales: group -> noise scale (std for gaussian, half-width for uniform),
-            in the group's units; groups not named are left exact.
+            in the group's units; groups not named are left exact. Empty (the default): the
+            noise scales the task declares for its policy groups (``ObsGroup.noise``).
         distribution: ``"gaussian"`` or ``"uniform"``.
         mode: ``"additive"`` or ``"multiplicative"`` (relative scale).
         level: a global multiplier on every scale (Playground's ``noise_level``): a number,
@@ -111,7 +113,6 @@ class ObservationNoiseConfig:
         object.__setattr__(self, "level", as_range(self.level, "level"))
 
     def validate(self) -> None:
-        require(len(self.scales) > 0, "ObservationNoise needs scales, e.g. scales={'gyro': 0.2, 'joint_vel': 1.5}")
         for name, value in self.scales.items():
             require(math.isfinite(value) and value >= 0, f"noise scale of group {name!r} must be >= 0, got {value}")
         require(self.distribution in DISTRIBUTIONS, f"distribution must be one of {DISTRIBUTIONS}, got {self.distribution!r}")
@@ -122,10 +123,24 @@ class ObservationNoiseConfig:
                 f"level must satisfy 0 <= low <= high, got {self.level}")
 
 
+def declared_noise_scales(env: VectorEnv) -> dict[str, float]:
+    """The noise scale each of the env's policy observation groups declares (``ObsGroup.noise``), by group;
+    ``ValueError`` when none declares one."""
+    base = env.unwrapped
+    declared = getattr(getattr(base, "task", None), "declared_groups", {}) or {}
+    scales = {name: group.noise for name, group in declared.items()
+              if name in (getattr(base, "obs_groups", None) or {}) and group.noise is not None}
+    if not scales:
+        raise ValueError(f"ObservationNoise got no scales and {type(base).__name__}'s task declares no noise for its "
+                         f"observation groups: give scales, e.g. scales={{'gyro': 0.2, 'joint_vel': 1.5}}")
+    return scales
+
+
 class ObservationNoise(Sim2RealWrapper):
     """Gaussian or uniform, additive or multiplicative noise per observation group.
 
-    ``ObservationNoise(env, scales={"gyro": 0.2, "joint_vel": 1.5}, distribution="uniform")``.
+    ``ObservationNoise(env, scales={"gyro": 0.2, "joint_vel": 1.5}, distribution="uniform")``;
+    ``ObservationNoise(env, distribution="uniform")`` uses the task's declared scales.
     Fresh noise every step, also on SAME_STEP's ``info["final_obs"]``. With a ``level`` range,
     ``env_level`` holds each env's multiplier of the current episode.
     """
@@ -135,7 +150,10 @@ class ObservationNoise(Sim2RealWrapper):
 
     def __init__(self, env: VectorEnv, config: ObservationNoiseConfig | Mapping[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(env)
-        self.config = cfg = make_config(ObservationNoiseConfig, config, kwargs)
+        cfg = make_config(ObservationNoiseConfig, config, kwargs)
+        if not cfg.scales:  # the task's declared scales, written into the config so the run records them
+            cfg = dataclasses.replace(cfg, scales=declared_noise_scales(env))
+        self.config = cfg
         columns = group_columns(env, cfg.scales, "ObservationNoise")
         self._cols = np.concatenate([columns[g] for g in cfg.scales])
         low, high = cfg.level

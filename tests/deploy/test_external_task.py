@@ -15,9 +15,9 @@ import pytest
 from trainers import cli
 from unilab_envs.core.task import DeployFacts, Task
 from unilab_envs.deploy import SpecError, load_spec
-from unilab_envs.deploy.from_task import GROUP_DOCS, group_docs
-from unilab_envs.deploy.reference import GROUP_BUILDERS
+from unilab_envs.deploy.from_task import group_docs
 from unilab_envs.deploy.spec import validate
+from unilab_envs.tasks.arm_groups import REACH_GROUPS
 
 PAGE = (Path(__file__).resolve().parents[2] / "docs" / "adding_a_task.md").read_text()
 SECTION = PAGE[PAGE.index("## Your own task on the robot side"):PAGE.index("## Check it")]
@@ -112,15 +112,15 @@ def test_a_task_without_deploy_facts_is_told_which_method_to_write():
         DeployFacts(command="velocity", joint_names=("j",), mjcf="m.xml")
 
 
-def test_a_group_of_your_own_is_refused_by_name_until_the_pages_block_adds_it(monkeypatch):
+def test_a_group_of_your_own_is_refused_by_name_until_the_pages_block_declares_it():
     class MyArmReach:
         obs_groups = {"joint_pos": slice(0, 6), "wrist_force": slice(6, 9)}
+        declared_groups = {g.name: g for g in REACH_GROUPS}
 
-    with pytest.raises(SpecError, match=r"MyArmReach's observation group\(s\) \['wrist_force'\] have no entry in "
-                                        r"unilab_envs\.deploy\.from_task\.GROUP_DOCS"):
+    with pytest.raises(SpecError, match=r"MyArmReach's observation group\(s\) \['wrist_force'\] are not declared"):
         group_docs(MyArmReach())
-    monkeypatch.setitem(GROUP_DOCS, "wrist_force", None)  # monkeypatch restores both tables afterwards
-    monkeypatch.setitem(GROUP_BUILDERS, "wrist_force", None)
-    exec(_block(SECTION, "python", "# my_groups.py\n"), {})
+    namespace: dict = {}
+    exec(_block(SECTION, "python", "# my_arm_groups.py\n"), namespace)
+    MyArmReach.declared_groups = namespace["MY_ARM_GROUPS"]
     assert group_docs(MyArmReach())["wrist_force"] == ("N", "force at the wrist's force sensor, sensor frame")
-    assert callable(GROUP_BUILDERS["wrist_force"])
+    assert callable(namespace["WRIST_FORCE"].builder)

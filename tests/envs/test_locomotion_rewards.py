@@ -9,9 +9,12 @@ import pytest
 
 from tests.envs import locomotion_records as rec
 from unilab_envs.locomotion.ground import flat_ground
+from unilab_envs.locomotion.observation_kernel import plan_observation
 from unilab_envs.locomotion.reward_kernel import step_kernel
 from unilab_envs.locomotion.rewards import REWARD_NAMES, TERMINATION, RewardScales
 from unilab_envs.locomotion.terms import LEGGED_TERMS
+
+NO_OBSERVATION = plan_observation((), (), {})  # write_rewards alone is called here
 
 # one step of one env, by hand: base (vx, vy, vz, wx, wy, wz, gx, gy, gz, height)
 BASE = (0.5, 0.0, 0.5, 0.1, 0.2, 0.3, 0.1, 0.2, -0.9, 0.25)
@@ -24,7 +27,7 @@ def _run(moving, fell, **params):
     p = rec.params(**params)
     weights = SCALES * p.dt
     terms, reward = np.zeros((1, 17), np.float32), np.zeros(1, np.float32)
-    step_kernel(LEGGED_TERMS, (True,) * 16).write_rewards(0, terms, reward, weights, np.zeros((16, 1)), weights[-1] / p.dt, rec.physics(),
+    step_kernel(LEGGED_TERMS, (True,) * 16, NO_OBSERVATION).write_rewards(0, terms, reward, weights, np.zeros((16, 1)), weights[-1] / p.dt, rec.physics(),
                                             rec.robot(), rec.legs(), flat_ground(), p, rec.commands(), p.float32_math, BASE,
                                             SUMS, FEET, moving, fell, 0.25, 0.09, 0.0, 1.0)  # fmt: skip
     return terms[0].astype(np.float64), float(reward[0])

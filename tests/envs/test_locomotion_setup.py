@@ -9,15 +9,15 @@ import pytest
 
 from tests.envs import locomotion_records as rec
 from unilab_envs.core.rng import seed_streams, uniform
-from unilab_envs.locomotion import LocomotionConfig, RewardScales, with_defaults
+from unilab_envs.locomotion import LocomotionConfig, LocomotionTask, RewardScales, with_defaults
 from unilab_envs.locomotion.actions import apply_actions
 from unilab_envs.locomotion.kernels import reset_envs
-from unilab_envs.locomotion.observation import obs_layout
 from unilab_envs.locomotion.robot import LeggedRobot
 from unilab_envs.tasks.g1_joystick import G1JoystickConfig
 from unilab_envs.tasks.go1_joystick import (
     OBS_GROUPS,
     PRIVILEGED_GROUPS,
+    Go1Joystick,
     Go1JoystickConfig,
 )
 
@@ -52,15 +52,19 @@ def test_actions_clip_to_unit_and_become_targets_around_home():
     np.testing.assert_allclose(ctrl[0], (-0.2 - 0.25, 0.1 + 0.5))
 
 
-def test_obs_layout_offsets_and_errors():
-    layout = obs_layout(OBS_GROUPS, PRIVILEGED_GROUPS, 12, 4)
-    assert (layout.obs_joint_pos, layout.obs_phase, layout.priv_height, layout.priv_actuator_force, layout.priv_linvel) == (9, 48, 0, 13, -1)
-    with pytest.raises(ValueError, match="lacks groups \\['phase'\\]"):
-        obs_layout({k: v for k, v in OBS_GROUPS.items() if k != "phase"}, {}, 12, 4)
-    with pytest.raises(ValueError, match="group 'joint_pos' spans 12 floats, it holds 29"):
-        obs_layout(OBS_GROUPS, {}, 29, 4)
+def test_group_slices_from_the_declared_order_and_errors():
+    go1 = Go1Joystick.legged
+    assert (OBS_GROUPS["joint_pos"], OBS_GROUPS["phase"]) == (slice(9, 21), slice(48, 50))
+    assert (PRIVILEGED_GROUPS["height"], PRIVILEGED_GROUPS["actuator_force"]) == (slice(0, 1), slice(13, 25))
+    with pytest.raises(TypeError, match="names its policy observation groups"):
+        class NoGroups(LocomotionTask, config=Go1JoystickConfig, legged=go1):
+            pass
     with pytest.raises(ValueError, match="unknown privileged observation group 'heigth'"):
-        obs_layout(OBS_GROUPS, {"heigth": slice(0, 1)}, 12, 4)
+        class Typo(LocomotionTask, config=Go1JoystickConfig, legged=go1, obs_groups=("linvel",), privileged_obs_groups=("heigth",)):
+            pass
+    with pytest.raises(ValueError, match=r"policy observation groups listed twice: \['gyro'\]"):
+        class Twice(LocomotionTask, config=Go1JoystickConfig, legged=go1, obs_groups=("gyro", "linvel", "gyro")):
+            pass
 
 
 def test_robot_defaults_keep_each_robots_numbers_and_reject_typos():

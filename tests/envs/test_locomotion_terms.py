@@ -9,9 +9,8 @@ import pytest
 
 from tests.envs import locomotion_records as rec
 from unilab_envs.core.rng import seed_streams, uniform
-from unilab_envs.locomotion import base, commands, feet, gait, joints, precision
+from unilab_envs.locomotion import base, commands, feet, gait, groups, joints, precision
 from unilab_envs.locomotion.ground import flat_ground
-from unilab_envs.locomotion.observation import ObsLayout
 
 FLAT = flat_ground()
 
@@ -117,16 +116,19 @@ def test_has_fallen_by_tilt_or_height_and_velocity_errors():
     assert lin == pytest.approx(0.25 + 0.25) and yaw == pytest.approx(0.25)
 
 
-def test_joint_sums_and_the_joint_observation_slots():
+def test_joint_sums_and_the_joint_group_writers():
     robot, physics, legs = rec.robot(), rec.physics(), rec.legs()
     physics.qpos[0, 7:9] = (0.6, 0.7)  # deviations from home (0.1, -0.2): 0.5, 0.9; joint 1 is 0.2 past its soft high 0.5
     physics.qvel[0, 6:8] = (1.5, -2.5)
     physics.actuator_force[0] = (3.0, 4.0)  # joint 0 drives actuator 1 (4.0), joint 1 actuator 0 (3.0)
     legs.last_action[0], legs.previous_action[0] = (0.5, -0.5), (0.25, 0.5)
-    layout = ObsLayout(0, 0, 0, 0, 2, 4, 0, 0, -1, -1, -1, -1, -1, -1, -1, 0)
-    obs, priv = np.zeros((1, 6), np.float32), np.zeros((1, 2), np.float32)
-    sums = joints.joint_sums(0, obs, priv, layout, physics, robot, legs)
+    sums = joints.joint_sums(0, physics, robot, legs)
     np.testing.assert_allclose(sums, (16.0 + 9.0, 0.0625 + 1.0, 0.25 + 0.5 * 0.81, 1.4, 0.2), rtol=1e-12)
+    obs, priv = np.zeros((1, 6), np.float32), np.zeros((1, 2), np.float32)
+    groups.write_joint_pos.py_func(obs[0, 0:2], 0, physics, robot)
+    groups.write_joint_vel.py_func(obs[0, 2:4], 0, physics, robot)
+    groups.write_last_action.py_func(obs[0, 4:6], 0, legs)
+    groups.write_actuator_force.py_func(priv[0], 0, physics, robot)
     np.testing.assert_allclose(obs[0], (0.5, 0.9, 1.5, -2.5, 0.5, -0.5), rtol=1e-6)
     np.testing.assert_array_equal(priv[0], (4.0, 3.0))
     assert joints.limit_violation(-1.5, -1.0, 1.0) == 0.5 and joints.limit_violation(0.0, -1.0, 1.0) == 0.0

@@ -56,9 +56,24 @@ def find_policy(path: str | Path, spec_path: str | Path | None = None) -> Policy
             pass  # a policy exported before deploy specs: trust the given spec, sizes are checked below
         if embedded is not None:
             spec.require_task(embedded.task.id)
+        _import_task_groups(spec)
     except SpecError as e:
         raise PlayError(str(e)) from None
     return PolicyBundle(onnx, spec, folder)
+
+
+def _import_task_groups(spec) -> None:
+    """A spec of a task outside this package (id ``"module:Id"``) whose observation has groups of the task's own:
+    import that module, whose declarations register their NumPy builders (``unilab_envs.core.obs_groups``)."""
+    from unilab_envs.deploy.reference import GROUP_BUILDERS
+
+    from trainers.common.envs import import_task_module
+
+    if ":" in spec.task.id and any(g.name not in GROUP_BUILDERS for g in spec.observation.groups):
+        try:
+            import_task_module(spec.task.id)
+        except ValueError as e:
+            raise SpecError(f"the spec's observation has groups of the task's own, whose builders its module declares: {e}") from None
 
 
 def _require_deployable_task(folder: Path) -> None:

@@ -26,6 +26,7 @@ return is in "reward per second of good behaviour" units whatever the rate.
 from __future__ import annotations
 
 import abc
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -72,11 +73,27 @@ class DeployFacts:
             raise ValueError("DeployFacts of a velocity task need phase_offsets (one gait phase per foot)")
 
 
+def register_builders(groups: Mapping[str, Any]) -> None:
+    """Give the robot side (:data:`unilab_envs.deploy.reference.GROUP_BUILDERS`) the NumPy builder of each
+    declared group that has one: a task's module, once imported, is all ``unilab play`` needs for its groups."""
+    from unilab_envs.deploy.reference import register_group_builder
+
+    for group in groups.values():
+        if group.builder is not None:
+            register_group_builder(group.name, group.builder)
+
+
 class Task(abc.ABC):
     """One robot task over a ``mujoco.batch.Batch``; subclasses fill the hooks."""
 
     #: observation groups: name -> slice of the observation (wrappers use them)
     obs_groups: dict[str, slice]
+    #: the critic's privileged observation groups: name -> slice of ``privileged_obs``
+    privileged_obs_groups: dict[str, slice] = {}
+    #: the declarations (:class:`~unilab_envs.core.obs_groups.ObsGroup`: units, meaning, writer, robot-side
+    #: builder, noise) of the groups of both observations, by name: the deploy spec's groups and the
+    #: default observation noise read them
+    declared_groups: dict[str, Any] = {}
     #: names of the reward terms, in kernel order
     reward_names: tuple[str, ...]
     #: name of the body the tracking camera follows
@@ -84,6 +101,10 @@ class Task(abc.ABC):
     #: per-env arrays (set in :meth:`bind`) that carry over from one step to the next:
     #: what :meth:`get_state` saves for an exact resume (commands, gait phase, last actions...)
     state_names: tuple[str, ...] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        register_builders(cls.__dict__.get("declared_groups", {}))
 
     def __init__(self, model: mujoco.MjModel, config: Any) -> None:
         self.model = model

@@ -26,30 +26,11 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from unilab_envs.deploy.grasp import GRASP_GROUP_DOCS, grasp_parts
+from unilab_envs.deploy.grasp import grasp_parts
 from unilab_envs.deploy.height_scan import terrain_section
 from unilab_envs.deploy.safety import actuator_torque_limit
 from unilab_envs.deploy.spec import (Action, Command, DeploySpec, Episode, Gait, ModelInfo, Normalizer,
                                      Observation, ObsGroup, SpecError, TaskInfo, Timing, validate)
-
-#: units and meaning of every observation group name the tasks use
-GROUP_DOCS: dict[str, tuple[str, str]] = {
-    "linvel": ("m/s", "base linear velocity, base frame"),
-    "gyro": ("rad/s", "base angular velocity, base frame"),
-    "gravity": ("1", "unit gravity direction (0, 0, -1) seen in the base frame"),
-    "joint_pos": ("rad", "joint angles minus action.home, in action.joint_names order"),
-    "joint_vel": ("rad/s", "joint velocities, in action.joint_names order"),
-    "last_action": ("1", "the previous action, clipped to action.clip"),
-    "command": ("m/s, m/s, rad/s", "the velocity command (vx, vy, yaw_rate), base frame"),
-    "phase": ("1", "sin, cos of the gait phase (gait.frequency)"),
-    "joint_target": ("rad", "the running joint position targets minus action.home"),
-    "ee_pos": ("m", "end-effector site position, world frame"),
-    "target": ("m", "target position, world frame"),
-    "ee_to_target": ("m", "target minus end-effector position, world frame"),
-    "height_scan": ("m", "base z minus the ground height at each point of terrain.height_scan's grid "
-                         "(turned with the base's heading), x-major"),
-    **GRASP_GROUP_DOCS,  # the pick task's gripper, object and lift groups
-}
 
 #: the package's folder: one of its tasks on its own MJCF here records no ``model.mjcf`` (:func:`packaged_model_path`)
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
@@ -61,15 +42,17 @@ class NoDeploySpec(SpecError):
 
 
 def group_docs(task: Any) -> dict[str, tuple[str, str]]:
-    """``(units, meaning)`` of each of ``task``'s observation groups; :class:`SpecError` naming a group
-    :data:`GROUP_DOCS` does not know."""
-    unknown = [name for name in task.obs_groups if name not in GROUP_DOCS]
+    """``(units, meaning)`` of each of ``task``'s policy observation groups, from its declarations
+    (``task.declared_groups``: :class:`~unilab_envs.core.obs_groups.ObsGroup`); :class:`SpecError` naming
+    a group the task does not declare."""
+    declared = getattr(task, "declared_groups", {}) or {}
+    unknown = [name for name in task.obs_groups if name not in declared]
     if unknown:
-        raise SpecError(f"{type(task).__name__}'s observation group(s) {unknown} have no entry in "
-                        f"unilab_envs.deploy.from_task.GROUP_DOCS, so the deploy spec cannot say their units and "
-                        f"meaning: add GROUP_DOCS[name] = (units, meaning) (and a NumPy builder in "
-                        f"unilab_envs.deploy.reference.GROUP_BUILDERS for play); known: {sorted(GROUP_DOCS)}")
-    return {name: GROUP_DOCS[name] for name in task.obs_groups}
+        raise SpecError(f"{type(task).__name__}'s observation group(s) {unknown} are not declared, so the deploy spec "
+                        f"cannot say their units and meaning: declare each as a unilab_envs.core.obs_groups.ObsGroup "
+                        f"(name, size, units, meaning, NumPy builder for play) in {type(task).__name__}.declared_groups; "
+                        f"declared: {sorted(declared)}")
+    return {name: (declared[name].units, declared[name].doc) for name in task.obs_groups}
 
 
 def _task_spec(env_id: str):

@@ -47,20 +47,6 @@ from unilab_envs.deploy.sections import Command, Episode, SpecError, build_secti
 GRASP_GROUPS = ("gripper", "ee_quat", "object_pos", "object_quat", "object_vel", "object_ang_vel",
                 "target_height", "target_gap", "ee_target")
 
-#: units and meaning of the grasp groups (the deploy spec's observation docs)
-GRASP_GROUP_DOCS: dict[str, tuple[str, str]] = {
-    "gripper": ("m", "distance between the finger pad bodies (grasp.gripper.pad_bodies)"),
-    "ee_quat": ("1", "end-effector site orientation (w, x, y, z), world frame, as MuJoCo's site_xquat"),
-    "object_pos": ("m", "object position minus end-effector position, world frame"),
-    "object_quat": ("1", "object orientation in the end-effector frame, conj(ee_quat) * object quat, sign with w >= 0"),
-    "object_vel": ("m/s", "object linear velocity minus the end-effector site's (J_pos qvel of the arm), world frame"),
-    "object_ang_vel": ("rad/s", "object angular velocity, object frame (its free joint's angular qvel)"),
-    "target_height": ("m", "the lift command: height of the object centre to lift it to, world z"),
-    "target_gap": ("m", "the lift command minus the object centre's height"),
-    "ee_target": ("m", "the end-effector target the actions built minus the end-effector position, world frame"),
-}
-
-
 # --- the spec's grasp section ---------------------------------------------------------------
 
 

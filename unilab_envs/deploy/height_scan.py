@@ -2,7 +2,7 @@
 
 A terrain task's policy sees a ``height_scan`` group: the base's height above the ground
 at a grid of points around it, turned with the base's heading (the env's Numba kernels:
-:func:`unilab_envs.locomotion.ground.write_height_scan`). Here the same numbers come from
+:func:`unilab_envs.locomotion.groups.write_height_scan`). Here the same numbers come from
 plain NumPy:
 
 * :class:`TerrainSpec` / :class:`HeightScan`: the deploy spec's ``terrain`` section: the scan

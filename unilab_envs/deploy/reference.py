@@ -93,7 +93,9 @@ class PolicyIO:
         self.spec, self.model = spec, model
         unknown = [g.name for g in spec.observation.groups if g.name not in GROUP_BUILDERS]
         if unknown:
-            raise SpecError(f"observation groups {unknown} have no reference builder; known: {sorted(GROUP_BUILDERS)}")
+            raise SpecError(f"observation groups {unknown} have no reference builder; known: {sorted(GROUP_BUILDERS)}. A task's "
+                            f"own group registers its builder when its module is imported: import the module that "
+                            f"declares it (the spec's task id names it, 'module:Id')")
         a = spec.action
         joints = name_ids(model, mujoco.mjtObj.mjOBJ_JOINT, a.joint_names, "joint")
         self.joint_q = model.jnt_qposadr[joints].astype(np.int64)
@@ -311,3 +313,13 @@ GROUP_BUILDERS: dict[str, Callable[[PolicyIO, mujoco.MjData, ControllerState], n
     "height_scan": lambda io, data, state: scan_group(io, data),
     **GRASP_BUILDERS,  # pick tasks: gripper, object pose and velocity, lift target, end-effector target
 }
+
+
+def register_group_builder(name: str, builder: Callable[[PolicyIO, mujoco.MjData, ControllerState], np.ndarray]) -> None:
+    """Make ``builder`` the robot side's builder of observation group ``name`` (a task's declared
+    :class:`~unilab_envs.core.obs_groups.ObsGroup` registers its own when the task class is made);
+    ``ValueError`` when another builder already has the name."""
+    existing = GROUP_BUILDERS.get(name)
+    if existing is not None and existing is not builder:
+        raise ValueError(f"observation group {name!r} already has a robot-side builder ({existing.__module__}.{existing.__qualname__})")
+    GROUP_BUILDERS[name] = builder

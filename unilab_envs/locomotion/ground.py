@@ -1,11 +1,11 @@
-"""Heights measured from the ground under the robot, the height scan, and the distance walked.
+"""Heights measured from the ground under the robot, the heading, and the distance walked.
 
 On a flat task (:func:`flat_ground`) every height is world z, as on a plane at z = 0: no
 lookup is made and the results are bit for bit those of a task without a ground record.
 On a terrain task, the base height, the foot heights (and so contact) and the fall test
 are measured from the heightfield under the base or the foot
 (:func:`~unilab_envs.terrain.lookup.ground_height`), the height scan samples it on a grid
-around the base, turned with the base's heading, and the walk from the spawn point is
+around the base, turned with the base's heading (its writer: :mod:`unilab_envs.locomotion.groups`), and the walk from the spawn point is
 tracked for the terrain curriculum (:mod:`unilab_envs.locomotion.curriculum`).
 """
 
@@ -18,7 +18,7 @@ import numpy as np
 
 from unilab_envs.locomotion.records import Ground
 from unilab_envs.terrain.generate import flat_terrain
-from unilab_envs.terrain.lookup import ground_height, scan_heights
+from unilab_envs.terrain.lookup import ground_height
 
 
 def flat_ground() -> Ground:
@@ -55,30 +55,6 @@ def heading(qw, qx, qy, qz):
 def base_ground(i, physics, robot, ground):
     """The ground height under env ``i``'s base."""
     return ground_at(ground, physics.qpos[i, robot.root_q], physics.qpos[i, robot.root_q + 1])
-
-
-@nb.njit(inline="always", cache=True)
-def write_height_scan(i, obs, privileged_obs, layout, physics, robot, ground):
-    """Env ``i``'s height scan (base z minus the ground at each scan point) into its observation groups.
-
-    Written into the critic's ``height_scan`` group and copied into the policy's when the
-    policy has one; nothing happens when neither has it.
-    """
-    at_obs, at_priv = layout.obs_height_scan, layout.priv_height_scan
-    if at_obs < 0 and at_priv < 0:
-        return
-    rq = robot.root_q
-    qpos = physics.qpos
-    c, s = heading(qpos[i, rq + 3], qpos[i, rq + 4], qpos[i, rq + 5], qpos[i, rq + 6])
-    n = ground.scan_points.shape[0]
-    if at_priv >= 0:
-        out = privileged_obs[i, at_priv : at_priv + n]
-    else:
-        out = obs[i, at_obs : at_obs + n]
-    scan_heights(out, ground, qpos[i, rq], qpos[i, rq + 1], qpos[i, rq + 2], c, s, ground.scan_points)
-    if at_priv >= 0 and at_obs >= 0:
-        for k in range(n):
-            obs[i, at_obs + k] = out[k]
 
 
 @nb.njit(inline="always", cache=True)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numba as nb
 
-from unilab_envs.locomotion.observation import joint_slots
 
 
 @nb.njit(inline="always", cache=True)
@@ -14,10 +13,10 @@ def limit_violation(q, low, high):
 
 
 @nb.njit(inline="always", cache=True)
-def joint_sums(i, obs, privileged_obs, layout, physics, robot, legs):
+def joint_sums(i, physics, robot, legs):
     """One pass over env ``i``'s joints: ``(torque^2, action rate^2, weighted pose^2, |deviation|, limit violation)`` sums.
 
-    Deviations are from ``robot.home``; the same pass fills the joint slots of the observations.
+    Deviations are from ``robot.home``.
     """
     torque_sq = 0.0
     action_rate = 0.0
@@ -25,8 +24,6 @@ def joint_sums(i, obs, privileged_obs, layout, physics, robot, legs):
     deviation = 0.0
     limits = 0.0
     num_joints = robot.joint_q.shape[0]
-    joint_pos, joint_vel, last_action, force = joint_slots(i, obs, privileged_obs, layout, num_joints)
-    has_force = force.shape[0] > 0
     for j in range(num_joints):
         qj = physics.qpos[i, robot.joint_q[j]]
         dq = qj - robot.home[j]
@@ -38,9 +35,4 @@ def joint_sums(i, obs, privileged_obs, layout, physics, robot, legs):
         pose += robot.pose_weights[j] * dq * dq
         deviation += abs(dq)
         limits += limit_violation(qj, robot.soft_low[j], robot.soft_high[j])
-        joint_pos[j] = dq
-        joint_vel[j] = physics.qvel[i, robot.joint_d[j]]
-        last_action[j] = a
-        if has_force:
-            force[j] = tau
     return torque_sq, action_rate, pose, deviation, limits

@@ -1,14 +1,14 @@
 """The batched kernels of a locomotion task, composed from the shared pieces.
 
 - ``compute``: after physics, one fused ``prange`` pass per env: :func:`env_quantities`
-  (joint sums and joint observation slots, gait phase, feet), the reward terms,
-  :func:`finish_env` (termination, command resampling, the rest of the observations).
-  It is generated from the task's reward terms (:mod:`unilab_envs.locomotion.reward_kernel`).
+  (joint sums, gait phase, feet), the reward terms, :func:`finish_env` (termination,
+  command resampling), the observation groups' writers; and ``observe``: the observations
+  of rows ``ids`` after a reset. Both are generated from the task's reward terms and
+  observation groups (:mod:`unilab_envs.locomotion.reward_kernel`).
 - :func:`reset_envs`: random starts for rows ``ids`` (already at the keyframe).
-- :func:`observe`: observations of rows ``ids`` after a reset (no reward, no state step).
 
 Every argument past the env's own outputs is a named record
-(:mod:`unilab_envs.locomotion.records`, :class:`~unilab_envs.locomotion.observation.ObsLayout`).
+(:mod:`unilab_envs.locomotion.records`).
 Each ``prange`` iteration takes a block of :data:`ROWS_PER_BLOCK` envs and hands it to a
 plain ``@njit`` function (not inlined) that loops over them: inside a ``prange`` loop
 Numba drops writes made through an array field of a tuple argument (numba/numba#7135,
@@ -27,11 +27,10 @@ import numba as nb
 from unilab_envs.core.prefetch import PREFETCH_DISTANCE, prefetch_row
 from unilab_envs.locomotion.base import above_ground, base_state, has_fallen, velocity_errors
 from unilab_envs.locomotion.commands import is_moving, resample_due, sample_command
-from unilab_envs.locomotion.feet import place_feet, step_foot
+from unilab_envs.locomotion.feet import step_foot
 from unilab_envs.locomotion.gait import advance_phase
-from unilab_envs.locomotion.ground import base_ground, track_walk, write_height_scan
+from unilab_envs.locomotion.ground import base_ground, track_walk
 from unilab_envs.locomotion.joints import joint_sums
-from unilab_envs.locomotion.observation import write_base_obs
 from unilab_envs.locomotion.precision import phase_sin_cos
 from unilab_envs.locomotion.reset import randomize_start
 
@@ -45,9 +44,8 @@ def blocks(n):
 
 
 @nb.njit(inline="always", cache=True)
-def env_quantities(i, obs, privileged_obs, layout, physics, robot, legs, ground, params, f32):
-    """Env ``i``'s state after physics, before its reward: the joint slots of the observations
-    written, the gait and the feet advanced one step.
+def env_quantities(i, physics, robot, legs, ground, params, f32):
+    """Env ``i``'s state after physics, before its reward: the gait and the feet advanced one step.
 
     Returns ``(base, sums, feet, moving, fell, lin_error, yaw_error, sin_phase, cos_phase)``:
     ``base`` is :func:`~unilab_envs.locomotion.base.base_state`'s tuple (height above the
@@ -58,7 +56,7 @@ def env_quantities(i, obs, privileged_obs, layout, physics, robot, legs, ground,
     prefetch_row(physics.qvel, i + PREFETCH_DISTANCE)
     base = above_ground(base_state(i, physics.qpos, physics.qvel, robot.root_q, robot.root_d), base_ground(i, physics, robot, ground))
     moving = is_moving(legs.command, i)
-    sums = joint_sums(i, obs, privileged_obs, layout, physics, robot, legs)
+    sums = joint_sums(i, physics, robot, legs)
 
     legs.phase[i] = advance_phase(legs.phase[i], params.gait_step)
     phase = legs.phase[i]
@@ -78,15 +76,12 @@ def env_quantities(i, obs, privileged_obs, layout, physics, robot, legs, ground,
 
 
 @nb.njit(inline="always", cache=True)
-def finish_env(i, obs, privileged_obs, terminated, episode_step, rng, layout, physics, robot, legs, ground, params, commands,
-               base, fell, sin_phase, cos_phase):  # fmt: skip
-    """Env ``i``'s step after its reward: termination, walk tracking, command redraw, the rest of the observations."""
+def finish_env(i, terminated, episode_step, rng, physics, robot, legs, ground, params, commands, fell):
+    """Env ``i``'s step after its reward: termination, walk tracking, command redraw."""
     terminated[i] = fell
     track_walk(i, physics, robot, ground, legs.command, params.dt)
     if resample_due(episode_step[i], commands):
         sample_command(i, legs.command, rng, commands)
-    write_base_obs(i, obs, privileged_obs, layout, base, legs.command, sin_phase, cos_phase, legs)
-    write_height_scan(i, obs, privileged_obs, layout, physics, robot, ground)
 
 
 @nb.njit(cache=True)
@@ -94,30 +89,3 @@ def reset_envs(ids, rng, physics, robot, legs, reset, commands):
     """Random starts for rows ``ids`` (see :func:`~unilab_envs.locomotion.reset.randomize_start`)."""
     for i in ids:
         randomize_start(i, rng, physics, robot, legs, reset, commands)
-
-
-@nb.njit(inline="always", cache=True)
-def observe_env(i, obs, privileged_obs, layout, physics, robot, legs, ground, params):
-    """Env ``i``'s share of :func:`observe`."""
-    place_feet(i, physics, robot, legs, ground)
-    joint_sums(i, obs, privileged_obs, layout, physics, robot, legs)  # for its observation slots
-    base = above_ground(base_state(i, physics.qpos, physics.qvel, robot.root_q, robot.root_d), base_ground(i, physics, robot, ground))
-    sin_phase, cos_phase = phase_sin_cos(legs.phase[i], params.float32_math)
-    write_base_obs(i, obs, privileged_obs, layout, base, legs.command, sin_phase, cos_phase, legs)
-    write_height_scan(i, obs, privileged_obs, layout, physics, robot, ground)
-
-
-@nb.njit(cache=True, _nrt=False)
-def observe_block(lo, hi, ids, obs, privileged_obs, layout, physics, robot, legs, ground, params):
-    """:func:`observe_env` for rows ``ids[lo:hi]``."""
-    for k in range(lo, hi):
-        observe_env(ids[k], obs, privileged_obs, layout, physics, robot, legs, ground, params)
-
-
-@nb.njit(parallel=True, cache=True, _nrt=False)
-def observe(ids, obs, privileged_obs, layout, physics, robot, legs, ground, params):
-    """Observations of rows ``ids`` after a reset: feet placed, every slot written from the current state."""
-    n = ids.shape[0]
-    for b in nb.prange(blocks(n)):
-        observe_block(b * ROWS_PER_BLOCK, min(n, (b + 1) * ROWS_PER_BLOCK), ids, obs, privileged_obs, layout, physics, robot, legs,
-                      ground, params)

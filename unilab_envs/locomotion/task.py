@@ -2,13 +2,18 @@
 
 A robot's task subclasses it and gives only what differs, as class keywords: the config
 class (its defaults), the robot (:class:`~unilab_envs.locomotion.robot.LeggedRobot`) and
-the observation layout::
+its observation groups::
 
     class Go1Joystick(LocomotionTask, config=Go1JoystickConfig, legged=GO1,
-                      obs_groups=OBS_GROUPS, privileged_obs_groups=PRIVILEGED_GROUPS):
+                      obs_groups=("linvel", "gyro", ..., "phase"),
+                      privileged_obs_groups=("height", "foot_contact", ...)):
         ...
 
-The layout is checked against the robot when the class is made (at import). The reward terms are
+The groups are names of the layer's groups (:mod:`unilab_envs.locomotion.groups`) or the
+task's own :class:`~unilab_envs.core.obs_groups.ObsGroup` declarations, laid end to end in
+order; ``cls.obs_groups`` / ``cls.privileged_obs_groups`` are their slices, checked against the
+robot when the class is made (at import), and the kernels write them through their writers
+(:mod:`unilab_envs.locomotion.observation_kernel`). The reward terms are
 the class's ``reward_terms`` (:data:`~unilab_envs.locomotion.terms.LEGGED_TERMS` unless a task adds
 its own: ``reward_terms = LocomotionTask.reward_terms + (MY_TERM,)``), plus any registered term
 the config's ``reward_terms`` names; the step kernel is generated from them
@@ -21,6 +26,7 @@ e.g. :mod:`unilab_envs.tasks.go1_rough`).
 from __future__ import annotations
 
 from functools import cached_property
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -28,14 +34,16 @@ import numpy as np
 from unilab_envs.core.config import build_config
 from unilab_envs.core.generated import first_call_locked
 from unilab_envs.core.model import load_model, servo_joint_actuators
+from unilab_envs.core.obs_groups import ObsGroup, resolve_groups
 from unilab_envs.core.reward_terms import RewardTerm, resolve_terms
-from unilab_envs.core.task import Task
+from unilab_envs.core.task import Task, register_builders
 from unilab_envs.locomotion import kernels
 from unilab_envs.locomotion.actions import apply_actions
 from unilab_envs.locomotion.config import LocomotionConfig, kernel_records
 from unilab_envs.locomotion.ground import flat_ground
+from unilab_envs.locomotion.groups import LAYER as GROUP_LAYER
 from unilab_envs.locomotion.mirror import MirrorMap, locomotion_mirror
-from unilab_envs.locomotion.observation import ObsLayout, obs_layout
+from unilab_envs.locomotion.observation_kernel import ObservationPlan, plan_observation
 from unilab_envs.locomotion.records import Ground, Legs, Physics
 from unilab_envs.locomotion.reward_kernel import step_kernel
 from unilab_envs.locomotion.rewards import POSITIVE_CLIP, REWARD_NAMES
@@ -43,6 +51,25 @@ from unilab_envs.locomotion.robot import LeggedRobot, resolve_robot
 from unilab_envs.locomotion.terms import LEGGED_TERMS
 
 LAYER = "locomotion"  # the layer name terms are registered under (unilab_envs.core.reward_terms)
+GroupList = Sequence[ObsGroup | str] | Mapping[str, slice]
+
+
+def _group_list(groups: GroupList | None, where: str, cls: type) -> tuple[ObsGroup, ...]:
+    """A task's ``obs_groups`` / ``privileged_obs_groups`` keyword as declarations: names of the layer's groups
+    or ``ObsGroup``s; a ``{name: slice}`` dict (the form before groups were declared) is taken by its names,
+    its slices checked against the derived ones (:func:`_check_slices`)."""
+    if groups is None:
+        raise TypeError(f"{cls.__name__}: a locomotion task names its policy observation groups (obs_groups=...)")
+    return resolve_groups(GROUP_LAYER, list(groups), where)
+
+
+def _check_slices(given: GroupList, derived: dict[str, slice], where: str, cls: type) -> None:
+    """A ``{name: slice}`` keyword must be the slices its groups get laid end to end (sizes from the robot)."""
+    if isinstance(given, Mapping) and dict(given) != derived:
+        wrong = next(name for name in derived if given[name] != derived[name])
+        raise ValueError(f"{cls.__name__}: {where} observation group {wrong!r} is given {given[wrong]}, its place laid end "
+                         f"to end with its size is {derived[wrong]}; pass the group names in order (obs_groups=(...)) and "
+                         f"the slices follow")
 
 
 class LocomotionTask(Task):
@@ -50,21 +77,43 @@ class LocomotionTask(Task):
 
     config_class: type[LocomotionConfig]
     legged: LeggedRobot
-    layout: ObsLayout
-    privileged_obs_groups: ClassVar[dict[str, slice]] = {}
+    policy_groups: ClassVar[tuple[ObsGroup, ...]] = ()
+    privileged_groups: ClassVar[tuple[ObsGroup, ...]] = ()
+    num_scan_points: ClassVar[int] = 0
     reward_terms: ClassVar[tuple[RewardTerm, ...]] = LEGGED_TERMS
     reward_names = REWARD_NAMES  # an instance's own: its terms, then positive_clip
     state_names = ("last_action", "_previous_action", "command", "phase", "_contact", "_air_time", "_foot_height", "_previous_foot_pos")
 
     def __init_subclass__(cls, *, config: type[LocomotionConfig] | None = None, legged: LeggedRobot | None = None,
-                          obs_groups: dict[str, slice] | None = None, privileged_obs_groups: dict[str, slice] | None = None,
-                          num_scan_points: int = 0, **kwargs: Any) -> None:  # fmt: skip
+                          obs_groups: GroupList | None = None, privileged_obs_groups: GroupList | None = None,
+                          num_scan_points: int | None = None, **kwargs: Any) -> None:  # fmt: skip
         super().__init_subclass__(**kwargs)
+        if num_scan_points is not None:
+            cls.num_scan_points = num_scan_points
         if legged is None:  # an intermediate base (e.g. TerrainLocomotionTask): a robot's subclass gives the rest
             return
         cls.config_class, cls.legged, cls.tracking_body = config, legged, legged.root_body
-        cls.obs_groups, cls.privileged_obs_groups = dict(obs_groups), dict(privileged_obs_groups or {})
-        cls.layout = obs_layout(cls.obs_groups, cls.privileged_obs_groups, len(legged.joint_names), len(legged.foot_names), num_scan_points)
+        cls.policy_groups = _group_list(obs_groups, "policy", cls)
+        cls.privileged_groups = _group_list(privileged_obs_groups or (), "privileged", cls)
+        plan = cls._plan(cls.policy_groups, cls.privileged_groups)  # checked at import
+        _check_slices(obs_groups, plan.policy_slices, "policy", cls)
+        _check_slices(privileged_obs_groups or {}, plan.privileged_slices, "privileged", cls)
+        cls.obs_groups, cls.privileged_obs_groups = plan.policy_slices, plan.privileged_slices
+        cls.declared_groups = plan.groups
+        register_builders(cls.declared_groups)  # the robot side's builders of the task's own groups
+
+    @classmethod
+    def _plan(cls, policy: tuple[ObsGroup, ...], privileged: tuple[ObsGroup, ...]) -> ObservationPlan:
+        counts = {"joints": len(cls.legged.joint_names), "feet": len(cls.legged.foot_names), "scan_points": cls.num_scan_points}
+        try:
+            return plan_observation(policy, privileged, counts)
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"{cls.__name__}: {e}") from None
+
+    def observation_groups(self, cfg: LocomotionConfig) -> tuple[tuple[ObsGroup, ...], tuple[ObsGroup, ...]]:
+        """The ``(policy, privileged)`` groups of a task made with ``cfg``: the class's (a terrain task
+        leaves the policy's height scan out when its config says so)."""
+        return self.policy_groups, self.privileged_groups
 
     def __init__(self, **config: Any) -> None:
         cfg = build_config(self.config_class, config, kind=f"{type(self).__name__} config key")
@@ -79,9 +128,12 @@ class LocomotionTask(Task):
         self.reward_names = (*terms.names, POSITIVE_CLIP)
         self._weights = np.array([*terms.scales, scales.positive_clip]) * cfg.control_dt
         self._term_params = terms.param_table()
-        self._compute = first_call_locked(step_kernel(terms.terms, terms.active), "compute")
+        plan = self._plan(*self.observation_groups(cfg))
+        self.obs_groups, self.privileged_obs_groups, self.declared_groups = plan.policy_slices, plan.privileged_slices, plan.groups
+        kernel = step_kernel(terms.terms, terms.active, plan)
+        self._compute, self._observe = first_call_locked(kernel, "compute"), first_call_locked(kernel, "observe")
         self.params, self.commands, self.reset_ranges = kernel_records(cfg)
-        self._obs_size = max(s.stop for s in self.obs_groups.values())
+        self._obs_size = max((s.stop for s in self.obs_groups.values()), default=0)
         self._privileged_obs_size = max((s.stop for s in self.privileged_obs_groups.values()), default=0)
 
     obs_size = property(lambda self: self._obs_size)
@@ -125,14 +177,14 @@ class LocomotionTask(Task):
         apply_actions(actions, self._ctrl, self.legs, self.robot, self.config.action_scale)
 
     def compute(self, obs, privileged_obs, reward_terms, reward, terminated, episode_step, rng) -> None:
-        self._compute(obs, privileged_obs, reward_terms, reward, terminated, episode_step, rng, self.layout, self.physics,
-                      self.robot, self.legs, self.ground, self.params, self.commands, self._weights, self._term_params)  # fmt: skip
+        self._compute(obs, privileged_obs, reward_terms, reward, terminated, episode_step, rng, self.physics, self.robot,
+                      self.legs, self.ground, self.params, self.commands, self._weights, self._term_params)  # fmt: skip
 
     def reset_envs(self, ids: np.ndarray, rng: np.ndarray) -> None:
         kernels.reset_envs(ids, rng, self.physics, self.robot, self.legs, self.reset_ranges, self.commands)
 
     def observe(self, ids: np.ndarray, obs, privileged_obs) -> None:
-        kernels.observe(ids, obs, privileged_obs, self.layout, self.physics, self.robot, self.legs, self.ground, self.params)
+        self._observe(ids, obs, privileged_obs, self.physics, self.robot, self.legs, self.ground, self.params, self.commands)
 
     def deploy_facts(self):
         """A velocity command, the robot's joints and gait phases, the config class's MJCF (deploy spec)."""

@@ -7,7 +7,7 @@ floor by a heightfield of tiles (:mod:`unilab_envs.terrain`, generated from
 (:mod:`unilab_envs.locomotion.curriculum`) and writes a height scan: the base's height
 above the ground at :data:`SCAN_POINTS` (legged_gym's 17 x 11 grid at 10 cm, 1.6 m x 1.0 m,
 turned with the base's heading), always for the critic and, with
-``policy_height_scan``, for the policy too (its group must then come last).
+``policy_height_scan``, for the policy too.
 ``info["terrain_level"]`` holds each env's level.
 """
 
@@ -59,15 +59,12 @@ class TerrainLocomotionTask(LocomotionTask):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(num_scan_points=len(SCAN_POINTS), **kwargs)
 
-    def __init__(self, **config: Any) -> None:
-        super().__init__(**config)
-        if not self.config.policy_height_scan:
-            scan = self.obs_groups["height_scan"]
-            if scan.stop != self._obs_size:
-                raise ValueError(f"{type(self).__name__}: the policy's height_scan group must come last to be optional")
-            self.obs_groups = {k: v for k, v in self.obs_groups.items() if k != "height_scan"}
-            self._obs_size = scan.start
-            self.layout = self.layout._replace(obs_height_scan=-1)
+    def observation_groups(self, cfg: TerrainLocomotionConfig):
+        """The class's groups; without ``policy_height_scan`` the policy's ``height_scan`` left out (the critic keeps its own)."""
+        policy, privileged = super().observation_groups(cfg)
+        if not cfg.policy_height_scan:
+            policy = tuple(g for g in policy if g.name != "height_scan")
+        return policy, privileged
 
     def load_model(self, cfg: TerrainLocomotionConfig):
         self.terrain = generate_terrain(cfg.terrain, cfg.terrain_seed)

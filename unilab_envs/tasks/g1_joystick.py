@@ -6,29 +6,16 @@ position targets around the standing pose (29 joints: legs, waist, arms). A
 two-beat walking phase (feet half a period apart) is in the observation and
 drives the ``feet_phase`` term, as in MuJoCo Playground's G1 joystick.
 
-Observation (101 floats, SI units, pelvis frame; what a real G1 senses or estimates):
-
-==============  =====  =======  ===========================================
-group           size   offset   content
-==============  =====  =======  ===========================================
-linvel          3      0        pelvis linear velocity (a state estimator's)
-gyro            3      3        pelvis angular velocity (IMU)
-gravity         3      6        unit gravity direction in the pelvis frame
-joint_pos       29     9        joint angles minus the standing pose
-joint_vel       29     38       joint velocities
-last_action     29     67       previous action
-command         3      96       (vx, vy, yaw rate) command
-phase           2      99       sin, cos of the gait phase
-==============  =====  =======  ===========================================
+Observation (101 floats, SI units, pelvis frame; what a real G1 senses or estimates): the
+groups of :data:`POLICY_GROUPS`, in that order; their sizes, units and meanings are their
+declarations' (:mod:`unilab_envs.locomotion.groups`; ``unilab tasks``, docs/tasks.md).
 
 The base linear velocity is in the policy's observation as in MuJoCo Playground's and
 mjlab's G1 tasks (and our Go1): without it an MLP policy must infer its speed from the
 joints to track a velocity command.
 
-Privileged observation for the critic (45 floats): base linear velocity (3,
-pelvis frame), gyro (3), gravity (3), pelvis height (1), foot contacts (2),
-foot heights (2), foot air times (2), actuator forces (29). Noise wrappers touch
-only the policy observation, so the critic keeps the clean values.
+Privileged observation for the critic (45 floats): the groups of :data:`CRITIC_GROUPS`.
+Noise wrappers touch only the policy observation, so the critic keeps the clean values.
 
 Termination: pelvis tilt beyond ``max_tilt`` or pelvis below ``min_base_height``.
 
@@ -55,28 +42,10 @@ from unilab_envs.locomotion import (
     with_defaults,
 )
 
-__all__ = ["OBS_GROUPS", "PRIVILEGED_GROUPS", "REWARD_NAMES", "G1Joystick", "G1JoystickConfig", "make_env", "make_vector_env"]
+__all__ = ["POLICY_GROUPS", "CRITIC_GROUPS", "OBS_GROUPS", "PRIVILEGED_GROUPS", "REWARD_NAMES", "G1Joystick", "G1JoystickConfig", "make_env", "make_vector_env"]
 
-OBS_GROUPS = {
-    "linvel": slice(0, 3),
-    "gyro": slice(3, 6),
-    "gravity": slice(6, 9),
-    "joint_pos": slice(9, 38),
-    "joint_vel": slice(38, 67),
-    "last_action": slice(67, 96),
-    "command": slice(96, 99),
-    "phase": slice(99, 101),
-}
-PRIVILEGED_GROUPS = {
-    "linvel": slice(0, 3),
-    "gyro": slice(3, 6),
-    "gravity": slice(6, 9),
-    "height": slice(9, 10),
-    "foot_contact": slice(10, 12),
-    "foot_height": slice(12, 14),
-    "foot_air_time": slice(14, 16),
-    "actuator_force": slice(16, 45),
-}
+POLICY_GROUPS = ("linvel", "gyro", "gravity", "joint_pos", "joint_vel", "last_action", "command", "phase")
+CRITIC_GROUPS = ("linvel", "gyro", "gravity", "height", "foot_contact", "foot_height", "foot_air_time", "actuator_force")
 G1 = LeggedRobot(
     root_body=robot.ROOT_BODY, keyframe=robot.STAND_KEYFRAME, joint_names=robot.JOINT_NAMES,
     foot_names=robot.FOOT_SITES, foot_kind="site", pose_weights=robot.POSE_WEIGHTS,
@@ -105,13 +74,16 @@ G1JoystickConfig = with_defaults(
 )  # fmt: skip
 
 
-class G1Joystick(LocomotionTask, config=G1JoystickConfig, legged=G1, obs_groups=OBS_GROUPS, privileged_obs_groups=PRIVILEGED_GROUPS):
+class G1Joystick(LocomotionTask, config=G1JoystickConfig, legged=G1, obs_groups=POLICY_GROUPS, privileged_obs_groups=CRITIC_GROUPS):
     """The G1 joystick task (see module docstring)."""
 
     @property
     def stand_pose(self):
         """``(29,)`` standing joint angles, the zero of ``joint_pos`` and of the actions."""
         return self.robot.home.copy()
+
+
+OBS_GROUPS, PRIVILEGED_GROUPS = G1Joystick.obs_groups, G1Joystick.privileged_obs_groups  # the slices of the groups
 
 
 def make_env(**kwargs: Any) -> UniLabEnv:

@@ -7,25 +7,11 @@ is in the observation and drives the ``feet_phase`` term. Everything but the
 robot, the observation layout and the defaults is the shared locomotion layer
 (:mod:`unilab_envs.locomotion`: kernels, reward terms, config fields).
 
-Observation (50 floats, SI units, body frame):
-
-==============  =====  ==============================================
-group           size   content
-==============  =====  ==============================================
-linvel          3      base linear velocity
-gyro            3      base angular velocity
-gravity         3      unit gravity direction
-joint_pos       12     joint angles minus the home pose
-joint_vel       12     joint velocities
-last_action     12     previous action
-command         3      (vx, vy, yaw rate) command
-phase           2      sin, cos of the gait phase
-==============  =====  ==============================================
-
-Privileged observation for the critic (25 floats): base height, foot contacts
-(4), foot air times (4), foot heights (4), actuator forces (12). These are
-extras: a critic needs them together with the policy observation (the bundled
-PPO's critic reads the policy observation followed by them).
+Observation (50 floats, SI units, body frame): the groups of :data:`POLICY_GROUPS`, in that
+order; their sizes, units and meanings are their declarations' (:mod:`unilab_envs.locomotion.groups`;
+``unilab tasks``, docs/tasks.md). Privileged observation for the critic (25 floats): the groups
+of :data:`CRITIC_GROUPS`. These are extras: a critic needs them together with the policy
+observation (the bundled PPO's critic reads the policy observation followed by them).
 """
 
 from __future__ import annotations
@@ -43,17 +29,8 @@ from unilab_envs.locomotion import (
     with_defaults,
 )
 
-OBS_GROUPS = {
-    "linvel": slice(0, 3),
-    "gyro": slice(3, 6),
-    "gravity": slice(6, 9),
-    "joint_pos": slice(9, 21),
-    "joint_vel": slice(21, 33),
-    "last_action": slice(33, 45),
-    "command": slice(45, 48),
-    "phase": slice(48, 50),
-}
-PRIVILEGED_GROUPS = {"height": slice(0, 1), "foot_contact": slice(1, 5), "foot_air_time": slice(5, 9), "foot_height": slice(9, 13), "actuator_force": slice(13, 25)}
+POLICY_GROUPS = ("linvel", "gyro", "gravity", "joint_pos", "joint_vel", "last_action", "command", "phase")
+CRITIC_GROUPS = ("height", "foot_contact", "foot_air_time", "foot_height", "actuator_force")
 GO1 = LeggedRobot(
     root_body=robot.ROOT_BODY, keyframe=robot.HOME_KEYFRAME, joint_names=robot.JOINT_NAMES,
     foot_names=robot.FOOT_NAMES, foot_kind="geom",  # sphere feet: height = centre z - radius
@@ -78,8 +55,11 @@ Go1JoystickConfig = with_defaults(
 )  # fmt: skip
 
 
-class Go1Joystick(LocomotionTask, config=Go1JoystickConfig, legged=GO1, obs_groups=OBS_GROUPS, privileged_obs_groups=PRIVILEGED_GROUPS):
+class Go1Joystick(LocomotionTask, config=Go1JoystickConfig, legged=GO1, obs_groups=POLICY_GROUPS, privileged_obs_groups=CRITIC_GROUPS):
     """The Go1 joystick task (see module docstring)."""
+
+
+OBS_GROUPS, PRIVILEGED_GROUPS = Go1Joystick.obs_groups, Go1Joystick.privileged_obs_groups  # the slices of the groups
 
 
 def make_env(**kwargs: Any) -> UniLabEnv:

@@ -30,12 +30,11 @@ from typing import Any
 from unilab_envs.core.single_env import UniLabEnv
 from unilab_envs.core.vector_env import UniLabVectorEnv
 from unilab_envs.locomotion import with_defaults
-from unilab_envs.locomotion.terrain_task import SCAN_POINTS, TerrainLocomotionConfig, TerrainLocomotionTask
+from unilab_envs.locomotion.terrain_task import TerrainLocomotionConfig, TerrainLocomotionTask
 from unilab_envs.tasks import go1_joystick as flat
 
-SCAN = len(SCAN_POINTS)
-OBS_GROUPS = {**flat.OBS_GROUPS, "height_scan": slice(50, 50 + SCAN)}
-PRIVILEGED_GROUPS = {**flat.PRIVILEGED_GROUPS, "height_scan": slice(25, 25 + SCAN)}
+POLICY_GROUPS = (*flat.POLICY_GROUPS, "height_scan")
+CRITIC_GROUPS = (*flat.CRITIC_GROUPS, "height_scan")
 
 Go1RoughRewardScales = with_defaults(
     flat.Go1RewardScales, "Go1RoughRewardScales", "Go1's reward scales on terrain: a softer base-height and orientation pull.",
@@ -48,9 +47,12 @@ Go1RoughConfig = with_defaults(
 )  # fmt: skip
 
 
-class Go1JoystickRough(TerrainLocomotionTask, config=Go1RoughConfig, legged=flat.GO1, obs_groups=OBS_GROUPS,
-                       privileged_obs_groups=PRIVILEGED_GROUPS):  # fmt: skip
+class Go1JoystickRough(TerrainLocomotionTask, config=Go1RoughConfig, legged=flat.GO1, obs_groups=POLICY_GROUPS,
+                       privileged_obs_groups=CRITIC_GROUPS):  # fmt: skip
     """The Go1 joystick task on rough terrain (see module docstring)."""
+
+
+OBS_GROUPS, PRIVILEGED_GROUPS = Go1JoystickRough.obs_groups, Go1JoystickRough.privileged_obs_groups  # the slices of the groups
 
 
 def make_env(**kwargs: Any) -> UniLabEnv:

@@ -17,28 +17,11 @@ effector deltas rather than joint deltas because PPO then explores in the 3-D sp
 task lives in, with the orientation a top-down grasp needs held for free: 4 actions
 against 7, and no joint coordination to discover before the first grasp.
 
-**Observation** (42 floats, SI units, world axes; ``obs_groups`` names the slices):
-
-================  ====  =========================================================
-group             size  content
-================  ====  =========================================================
-joint_pos         6     arm joint angles minus home
-joint_vel         6     arm joint velocities
-gripper           1     distance between the pad bodies (m)
-ee_pos            3     pinch point position
-ee_quat           4     pinch frame orientation (w, x, y, z)
-object_pos        3     cube minus pinch point
-object_quat       4     cube orientation in the pinch frame (w >= 0)
-object_vel        3     cube linear velocity minus the pinch point's
-object_ang_vel    3     cube angular velocity (cube frame)
-target_height     1     lift target: height of the cube centre (m)
-target_gap        1     lift target minus cube height
-ee_target         3     pinch target minus pinch point
-last_action       4     previous action
-================  ====  =========================================================
-
-**Privileged** (critic only, 6): contact flag left / right pad - cube, contact force
-magnitude left / right (N, net over the pad's contacts), cube mass (kg), cube friction.
+**Observation** (42 floats, SI units, world axes): the groups of
+:data:`~unilab_envs.tasks.arm_groups.GRASP_GROUPS`, in that order (pinch point = the
+end-effector site; sizes, units, meanings in their declarations, ``unilab tasks``, docs/tasks.md).
+**Privileged** (critic only, 6): :data:`~unilab_envs.tasks.arm_groups.GRASP_CRITIC_GROUPS`: pad
+contacts and contact forces, cube mass and friction.
 
 **Reward** (named terms, weight = scale * control_dt, summed; the class's ``reward_terms``,
 :data:`~unilab_envs.tasks.arm_terms.GRASP_TERMS`, plus any term registered under ``"ur5_grasp"``
@@ -93,24 +76,12 @@ from unilab_envs.core.single_env import UniLabEnv
 from unilab_envs.core.task import DeployFacts, Task
 from unilab_envs.core.vector_env import UniLabVectorEnv
 from unilab_envs.tasks import ur5_grasp_kernels as k
+from unilab_envs.tasks.arm_groups import GRASP_CRITIC_GROUPS, GRASP_GROUPS, slices
 from unilab_envs.tasks.arm_reward_kernel import grasp_kernel
 from unilab_envs.tasks.arm_terms import GRASP_TERMS, reward_scales_class
 
-OBS_GROUPS = {
-    "joint_pos": slice(0, 6),
-    "joint_vel": slice(6, 12),
-    "gripper": slice(12, 13),
-    "ee_pos": slice(13, 16),
-    "ee_quat": slice(16, 20),
-    "object_pos": slice(20, 23),
-    "object_quat": slice(23, 27),
-    "object_vel": slice(27, 30),
-    "object_ang_vel": slice(30, 33),
-    "target_height": slice(33, 34),
-    "target_gap": slice(34, 35),
-    "ee_target": slice(35, 38),
-    "last_action": slice(38, 42),
-}
+OBS_GROUPS = slices(GRASP_GROUPS)  # the declared groups' columns
+PRIVILEGED_GROUPS = slices(GRASP_CRITIC_GROUPS)
 PAD_SENSORS = ("left_pad_cube", "right_pad_cube")
 
 
@@ -210,6 +181,8 @@ class UR5Grasp(Task):
     """The UR5e grasp-and-lift task (see module docstring)."""
 
     obs_groups = OBS_GROUPS
+    privileged_obs_groups = PRIVILEGED_GROUPS
+    declared_groups = {g.name: g for g in (*GRASP_GROUPS, *GRASP_CRITIC_GROUPS)}
     reward_terms: ClassVar[tuple[RewardTerm, ...]] = GRASP_TERMS
     reward_names = REWARD_NAMES  # an instance's own: its resolved terms
     tracking_body = "world"  # a fixed camera on the workspace

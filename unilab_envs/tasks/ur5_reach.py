@@ -19,19 +19,9 @@ the kinematics after each control step and the observation and reward see the
 current position (cheap for a 6-DoF chain, and it keeps the task correct on a
 user's Menagerie model, which hand-written forward kinematics would not).
 
-Observation (33 floats, SI units, world frame with the base at the origin):
-
-============  =====  =================================================
-group         size   content
-============  =====  =================================================
-joint_pos     6      joint angles minus the home pose
-joint_vel     6      joint velocities
-joint_target  6      position targets the actions built, minus home
-ee_pos        3      end-effector position
-target        3      target position
-ee_to_target  3      target minus end-effector position
-last_action   6      previous action
-============  =====  =================================================
+Observation (33 floats, SI units, world frame with the base at the origin): the groups of
+:data:`~unilab_envs.tasks.arm_groups.REACH_GROUPS`, in that order (sizes, units, meanings in
+their declarations, ``unilab tasks``, docs/tasks.md).
 
 Reward terms (weight = scale * control_dt): ``distance`` (metres, linear),
 ``distance_fine`` (``1 - tanh(d / fine_std)``), ``success`` (1 within the
@@ -64,19 +54,12 @@ from unilab_envs.core.rng import uniform_range
 from unilab_envs.core.single_env import UniLabEnv
 from unilab_envs.core.task import DeployFacts, Task
 from unilab_envs.core.vector_env import UniLabVectorEnv
+from unilab_envs.tasks.arm_groups import REACH_GROUPS, slices
 from unilab_envs.tasks.arm_reward_kernel import reach_kernel
 from unilab_envs.tasks.arm_terms import REACH_TERMS, reward_scales_class
 
-OBS_GROUPS = {
-    "joint_pos": slice(0, 6),
-    "joint_vel": slice(6, 12),
-    "joint_target": slice(12, 18),
-    "ee_pos": slice(18, 21),
-    "target": slice(21, 24),
-    "ee_to_target": slice(24, 27),
-    "last_action": slice(27, 33),
-}
-OBS_SIZE = 33
+OBS_GROUPS = slices(REACH_GROUPS)  # the declared groups' columns
+OBS_SIZE = max(s.stop for s in OBS_GROUPS.values())
 NUM_JOINTS = 6
 LAYER = "ur5_reach"  # the layer name terms are registered under (unilab_envs.core.reward_terms)
 
@@ -219,6 +202,7 @@ class UR5Reach(Task):
     """The UR5e reach task (see module docstring)."""
 
     obs_groups = OBS_GROUPS
+    declared_groups = {g.name: g for g in REACH_GROUPS}
     reward_terms: ClassVar[tuple[RewardTerm, ...]] = REACH_TERMS
     reward_names = REWARD_NAMES  # an instance's own: its resolved terms
     tracking_body = "world"  # a fixed camera on the workspace

@@ -1,12 +1,13 @@
-"""Where each observation group lives: a task's group dicts made into offsets the kernels write at.
+"""The pre-declaration observation writers, kept only as ``benchmarks/reward_terms_ratio.py``'s reference.
 
-A legged task names its groups (``linvel``, ``gyro``, ``gravity``, ``joint_pos``,
-``joint_vel``, ``last_action``, ``command``, ``phase`` for the policy; any of
-``linvel``, ``gyro``, ``gravity``, ``height``, ``foot_contact``, ``foot_air_time``,
-``foot_height``, ``actuator_force`` for the critic) in the order it likes, and on a
-terrain ``height_scan`` (one float per scan point) in either or both;
-:func:`obs_layout` checks their sizes and gives the kernels one offset per group
-(``-1``: that observation does not have it).
+Before a legged task's observation groups were declared (:mod:`unilab_envs.locomotion.groups`)
+and their writes generated, the groups were written at the offsets of an ``ObsLayout`` record:
+the joint slots in the joint-sum loop, the rest by ``write_base_obs`` and ``write_height_scan``.
+Below are verbatim copies of ``ObsLayout``, ``obs_layout``, ``joint_slots``, ``_write3`` and
+``write_base_obs`` (``unilab_envs/locomotion/observation.py``), ``limit_violation`` and
+``joint_sums`` (``locomotion/joints.py``) and ``write_height_scan``
+(``locomotion/ground.py``) at commit 1d85dd9. Nothing in the package uses this module: do not
+extend it, and delete it with the benchmark.
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numba as nb
+
+from unilab_envs.locomotion.ground import heading
+from unilab_envs.terrain.lookup import scan_heights
 
 POLICY_GROUPS = ("linvel", "gyro", "gravity", "joint_pos", "joint_vel", "last_action", "command", "phase")
 PRIVILEGED_GROUPS = ("linvel", "gyro", "gravity", "height", "foot_contact", "foot_air_time", "foot_height", "actuator_force")
@@ -109,3 +113,68 @@ def write_base_obs(i, obs, privileged_obs, layout, base, command, sin_phase, cos
             privileged_obs[i, layout.priv_foot_air_time + f] = legs.air_time[i, f]
         if layout.priv_foot_height >= 0:
             privileged_obs[i, layout.priv_foot_height + f] = legs.foot_height[i, f]
+
+
+@nb.njit(inline="always", cache=True)
+def limit_violation(q, low, high):
+    """How far ``q`` lies outside ``[low, high]`` (0 inside)."""
+    return max(0.0, q - high) + max(0.0, low - q)
+
+
+@nb.njit(inline="always", cache=True)
+def joint_sums(i, obs, privileged_obs, layout, physics, robot, legs):
+    """One pass over env ``i``'s joints: ``(torque^2, action rate^2, weighted pose^2, |deviation|, limit violation)`` sums.
+
+    Deviations are from ``robot.home``; the same pass fills the joint slots of the observations.
+    """
+    torque_sq = 0.0
+    action_rate = 0.0
+    pose = 0.0
+    deviation = 0.0
+    limits = 0.0
+    num_joints = robot.joint_q.shape[0]
+    joint_pos, joint_vel, last_action, force = joint_slots(i, obs, privileged_obs, layout, num_joints)
+    has_force = force.shape[0] > 0
+    for j in range(num_joints):
+        qj = physics.qpos[i, robot.joint_q[j]]
+        dq = qj - robot.home[j]
+        tau = physics.actuator_force[i, robot.actuator_ids[j]]
+        a = legs.last_action[i, j]
+        da = a - legs.previous_action[i, j]
+        torque_sq += tau * tau
+        action_rate += da * da
+        pose += robot.pose_weights[j] * dq * dq
+        deviation += abs(dq)
+        limits += limit_violation(qj, robot.soft_low[j], robot.soft_high[j])
+        joint_pos[j] = dq
+        joint_vel[j] = physics.qvel[i, robot.joint_d[j]]
+        last_action[j] = a
+        if has_force:
+            force[j] = tau
+    return torque_sq, action_rate, pose, deviation, limits
+
+
+@nb.njit(inline="always", cache=True)
+def write_height_scan(i, obs, privileged_obs, layout, physics, robot, ground):
+    """Env ``i``'s height scan (base z minus the ground at each scan point) into its observation groups.
+
+    Written into the critic's ``height_scan`` group and copied into the policy's when the
+    policy has one; nothing happens when neither has it.
+    """
+    at_obs, at_priv = layout.obs_height_scan, layout.priv_height_scan
+    if at_obs < 0 and at_priv < 0:
+        return
+    rq = robot.root_q
+    qpos = physics.qpos
+    c, s = heading(qpos[i, rq + 3], qpos[i, rq + 4], qpos[i, rq + 5], qpos[i, rq + 6])
+    n = ground.scan_points.shape[0]
+    if at_priv >= 0:
+        out = privileged_obs[i, at_priv : at_priv + n]
+    else:
+        out = obs[i, at_obs : at_obs + n]
+    scan_heights(out, ground, qpos[i, rq], qpos[i, rq + 1], qpos[i, rq + 2], c, s, ground.scan_points)
+    if at_priv >= 0 and at_obs >= 0:
+        for k in range(n):
+            obs[i, at_obs + k] = out[k]
+
+
