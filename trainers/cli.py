@@ -142,9 +142,12 @@ def build_parser() -> argparse.ArgumentParser:
     sh.add_argument("--overwrite", action="store_true",
                     help="--out holds a policy or run: move it aside to OUT.old-<timestamp> first (nothing is deleted)")
 
-    sub.add_parser("tasks", help="list the registered UniLab tasks: sizes, control rate, episode, reward terms",
-                   description="The registered UniLab tasks, read from the tasks themselves.").add_argument(
-        "--markdown", action="store_true", help="print a Markdown table (as in the README)")
+    tk = sub.add_parser("tasks", help="list the registered UniLab tasks: sizes, control rate, episode, reward terms",
+                        description="The registered UniLab tasks, read from the tasks themselves.")
+    tk.add_argument("--markdown", action="store_true", help="print a Markdown table (as in the README)")
+    tk.add_argument("--groups", nargs="*", metavar="ID", default=None,
+                    help="print the observation groups (columns, units, default noise, meaning) of these tasks "
+                         "(module:Id for one of yours), or of every UniLab task when none is named")
 
     b = sub.add_parser("bench", help="performance ratios side by side, one table (= python -m trainers.bench)",
                        description=bench_cli.DESCRIPTION)
@@ -323,9 +326,16 @@ def _config_from_checkpoint(path: str, flags: dict, overrides: list[str]):
 
 def _tasks(args: argparse.Namespace) -> int:
     """``unilab tasks``: the registered UniLab tasks, one row each."""
-    from unilab_envs.catalog import format_table, task_catalog
+    from unilab_envs.catalog import format_table, group_table, task_catalog
 
-    print(format_table(task_catalog(), markdown=args.markdown))
+    if args.groups is None:
+        print(format_table(task_catalog(), markdown=args.markdown))
+        return 0
+    from trainers.common.envs import import_task_module
+    from unilab_envs.tasks import TASKS
+
+    for task in args.groups or list(TASKS):
+        print(f"{task}\n{group_table(import_task_module(task))}\n")
     return 0
 
 

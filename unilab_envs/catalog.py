@@ -6,6 +6,7 @@ about 30 ms each) and the task's Gymnasium spec, so the table cannot drift from 
     from unilab_envs.catalog import task_catalog, format_table
     print(format_table(task_catalog()))                  # aligned text
     print(format_table(task_catalog(), markdown=True))   # the task tables of README.md and docs/tasks.md
+    print(group_table("UniLab/Go1Joystick-v0"))          # its observation groups, from their declarations
 """
 
 from __future__ import annotations
@@ -82,3 +83,30 @@ def format_table(rows: list[TaskInfo], markdown: bool = False) -> str:
         return "\n".join(lines)
     widths = [max(len(r[i]) for r in cells) for i in range(len(HEADER) - 1)]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)) + "  " + r[-1] for r in cells)
+
+
+GROUP_HEADER = ["observation", "group", "columns", "units", "noise", "meaning"]
+
+
+def group_table(task_id: str) -> str:
+    """Task ``task_id``'s observation groups (policy, then the critic's privileged ones), aligned: columns,
+    units, default noise scale (``observation_noise`` without ``scales``; the policy's groups only) and
+    meaning, from the task's declarations (``task.declared_groups``)."""
+    import unilab_envs  # noqa: F401  (registers the tasks)
+
+    env = gym.make_vec(task_id, num_envs=1)
+    try:
+        task = env.unwrapped.task
+        declared = task.declared_groups
+        rows = [GROUP_HEADER]
+        for where, groups in (("policy", task.obs_groups), ("privileged", task.privileged_obs_groups)):
+            for name, cols in groups.items():
+                group = declared.get(name)
+                noiseless = group is None or group.noise is None or where == "privileged"  # noise touches the policy's only
+                noise = "-" if noiseless else f"{group.noise:g}"
+                rows.append([where, name, f"{cols.start}:{cols.stop}", group.units if group else "?", noise,
+                             group.doc if group else "(not declared)"])
+    finally:
+        env.close()
+    widths = [max(len(r[i]) for r in rows) for i in range(len(GROUP_HEADER) - 1)]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)) + "  " + r[-1] for r in rows)

@@ -6,6 +6,7 @@ groups and default noise come from their declarations; bad declarations are refu
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import gymnasium as gym
@@ -139,3 +140,22 @@ def test_bad_declarations_are_refused_with_what_exists():
             pass
     with pytest.raises(TypeError, match="first argument must be 'out'"):
         ObsGroup("spin", 1, "1", "x", writer=nb.njit(inline="always")(lambda wz: None))
+
+
+def test_play_imports_the_module_a_specs_own_groups_come_from(my_groups, tmp_path, monkeypatch):
+    """``unilab play`` on a spec of ``my_groups:MyLab/TallGo1-v0`` imports ``my_groups`` (from the working
+    directory) when the robot side lacks a group's builder, so the group's declaration registers it."""
+    from types import SimpleNamespace
+
+    from trainers.play.policy import _import_task_groups
+
+    (tmp_path / "my_groups.py").write_text(re.search(r"```python\n(# my_groups\.py\n.*?)```", SECTION, re.S).group(1))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(GROUP_BUILDERS, "base_height")
+    monkeypatch.delitem(sys.modules, "my_groups", raising=False)
+    spec = SimpleNamespace(task=SimpleNamespace(id=f"my_groups:{TASK_ID}"),
+                           observation=SimpleNamespace(groups=[SimpleNamespace(name="linvel"), SimpleNamespace(name="base_height")]))
+    _import_task_groups(spec)
+    assert GROUP_BUILDERS["base_height"] is sys.modules["my_groups"].build_base_height
+    monkeypatch.delitem(sys.modules, "my_groups")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import gymnasium as gym
 
 import unilab_envs
@@ -39,3 +41,14 @@ def test_catalog_rows_and_markdown(capsys):
     md = capsys.readouterr().out.splitlines()
     assert md[0].startswith("| id |") and md[1].startswith("|---|")
     assert sum(line.startswith("| `UniLab/") for line in md) == len(unilab_envs.TASKS)
+
+
+def test_tasks_groups_prints_each_groups_columns_units_and_noise_from_its_declaration(capsys):
+    assert cli.main(["tasks", "--groups", "UniLab/Go1Joystick-v0", "UniLab/UR5Grasp-v0"]) == 0
+    out = capsys.readouterr().out
+    go1, grasp = out.split("UniLab/UR5Grasp-v0\n")
+    assert go1.splitlines()[1].split() == ["observation", "group", "columns", "units", "noise", "meaning"]
+    rows = {tuple(line.split()[:2]): line.split() for line in go1.splitlines()[2:] if line.strip()}
+    assert rows[("policy", "joint_vel")][2:5] == ["21:33", "rad/s", "1.5"]
+    assert rows[("privileged", "actuator_force")][2:6] == ["13:25", "N", "m", "-"]
+    assert re.search(r"privileged +object_mass +4:5 +kg +- +the object.s mass", grasp)

@@ -8,7 +8,7 @@ drives the ``feet_phase`` term, as in MuJoCo Playground's G1 joystick.
 
 Observation (101 floats, SI units, pelvis frame; what a real G1 senses or estimates): the
 groups of :data:`POLICY_GROUPS`, in that order; their sizes, units and meanings are their
-declarations' (:mod:`unilab_envs.locomotion.groups`; ``unilab tasks``, docs/tasks.md).
+declarations' (:mod:`unilab_envs.locomotion.groups`; ``unilab tasks --groups``, docs/tasks.md).
 
 The base linear velocity is in the policy's observation as in MuJoCo Playground's and
 mjlab's G1 tasks (and our Go1): without it an MLP policy must infer its speed from the

@@ -9,7 +9,7 @@ robot, the observation layout and the defaults is the shared locomotion layer
 
 Observation (50 floats, SI units, body frame): the groups of :data:`POLICY_GROUPS`, in that
 order; their sizes, units and meanings are their declarations' (:mod:`unilab_envs.locomotion.groups`;
-``unilab tasks``, docs/tasks.md). Privileged observation for the critic (25 floats): the groups
+``unilab tasks --groups``, docs/tasks.md). Privileged observation for the critic (25 floats): the groups
 of :data:`CRITIC_GROUPS`. These are extras: a critic needs them together with the policy
 observation (the bundled PPO's critic reads the policy observation followed by them).
 """

@@ -19,7 +19,7 @@ against 7, and no joint coordination to discover before the first grasp.
 
 **Observation** (42 floats, SI units, world axes): the groups of
 :data:`~unilab_envs.tasks.arm_groups.GRASP_GROUPS`, in that order (pinch point = the
-end-effector site; sizes, units, meanings in their declarations, ``unilab tasks``, docs/tasks.md).
+end-effector site; sizes, units, meanings in their declarations, ``unilab tasks --groups``, docs/tasks.md).
 **Privileged** (critic only, 6): :data:`~unilab_envs.tasks.arm_groups.GRASP_CRITIC_GROUPS`: pad
 contacts and contact forces, cube mass and friction.
 

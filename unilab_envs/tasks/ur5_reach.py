@@ -21,7 +21,7 @@ user's Menagerie model, which hand-written forward kinematics would not).
 
 Observation (33 floats, SI units, world frame with the base at the origin): the groups of
 :data:`~unilab_envs.tasks.arm_groups.REACH_GROUPS`, in that order (sizes, units, meanings in
-their declarations, ``unilab tasks``, docs/tasks.md).
+their declarations, ``unilab tasks --groups``, docs/tasks.md).
 
 Reward terms (weight = scale * control_dt): ``distance`` (metres, linear),
 ``distance_fine`` (``1 - tanh(d / fine_std)``), ``success`` (1 within the
