@@ -33,6 +33,7 @@ import sys
 from pathlib import Path
 
 from trainers.cli_checks import fail, step_count
+from trainers.offpolicy.cli import OFFPOLICY_ALGOS  # torch-free: the learner is imported when it trains
 
 SB3_ALGOS = ("sb3-ppo", "sb3-sac", "sb3-td3")
 
@@ -52,12 +53,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="unilab", description="UniLab: train, evaluate and export robot policies.")
     sub = p.add_subparsers(dest="command", required=True)
 
-    t = sub.add_parser("train", help="train a policy (bundled PPO, or SB3 with --algo sb3-*)",
+    t = sub.add_parser("train", help="train a policy (bundled PPO, bundled SAC/TD3 with --algo sac|td3, or SB3 with --algo sb3-*)",
                        usage="unilab train [options] [key=value ...]",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
                        epilog="overrides: key=value pairs on the config, e.g. algo.learning_rate=3e-4 "
                               "policy.actor_hidden=[128,128] log.tensorboard=false")
-    t.add_argument("--algo", default="ppo", choices=("ppo", *SB3_ALGOS), help="trainer (default: ppo)")
+    t.add_argument("--algo", default="ppo", choices=("ppo", *OFFPOLICY_ALGOS, *SB3_ALGOS),
+                   help="trainer (default: ppo; sac / td3: the bundled off-policy learner, its replay buffer on the "
+                        "learner's device)")
     t.add_argument("--task", help="Gymnasium id, e.g. UniLab/Go1Joystick-v0 (the default) or HalfCheetah-v5; "
                                   "`unilab tasks` lists UniLab's. Your own task: module:Id (e.g. "
                                   "my_dog_joystick:MyLab/MyDogJoystick-v0) imports the module that registers it, "
@@ -172,6 +175,12 @@ def _train(args: argparse.Namespace) -> int:
     import unilab_envs  # noqa: F401  thread policies before torch starts a parallel region; registers UniLab/*
     from trainers.cli_checks import UsageError, check_device, check_env_kwargs, check_task
 
+    if args.algo in OFFPOLICY_ALGOS:
+        from trainers.offpolicy.cli import train_offpolicy
+
+        if int(os.environ.get("WORLD_SIZE", "1") or 1) > 1:
+            return fail("train", f"--algo {args.algo} is single-process; under torchrun use the bundled PPO (--algo ppo)")
+        return train_offpolicy(args, _claim_out)
     if args.algo in SB3_ALGOS:
         if int(os.environ.get("WORLD_SIZE", "1") or 1) > 1:
             return fail("train", f"--algo {args.algo} is single-process; under torchrun use the bundled PPO "
@@ -393,6 +402,10 @@ def _eval(args: argparse.Namespace) -> int:
             from trainers.sb3.evaluate import evaluate_sb3
 
             res = evaluate_sb3(run.path, **kwargs)
+        elif run.kind == "offpolicy":
+            from trainers.offpolicy.evaluate import evaluate_offpolicy
+
+            res = evaluate_offpolicy(run.path, **kwargs)
         else:
             from trainers.ppo.evaluate import evaluate
 
@@ -412,8 +425,8 @@ def _eval(args: argparse.Namespace) -> int:
 
 
 def _run_config(run) -> dict:
-    """The config a run trained with: the checkpoint's (bundled PPO) or ``config.yaml`` (SB3)."""
-    if run.kind == "sb3":
+    """The config a run trained with: the checkpoint's (bundled PPO) or ``config.yaml`` (SB3, off-policy)."""
+    if run.kind in ("sb3", "offpolicy"):
         import yaml
 
         return yaml.safe_load((run.folder / "config.yaml").read_text()) or {}
@@ -498,6 +511,10 @@ def _export_in(args: argparse.Namespace, work: Path) -> int:
                 path = export_sb3_onnx(run.path, out, opset=args.opset)
             except ExportError as e:
                 return fail("export", e)
+        elif run.kind == "offpolicy":
+            from trainers.offpolicy.evaluate import export_offpolicy_onnx
+
+            path = export_offpolicy_onnx(run.path, out, opset=args.opset)
         else:
             from trainers.ppo.evaluate import export_onnx
 

@@ -1,6 +1,7 @@
-"""What a path given to ``unilab eval`` / ``unilab export`` is: a bundled-PPO run, an SB3 run, or neither.
+"""What a path given to ``unilab eval`` / ``unilab export`` is: a bundled-PPO run, an off-policy run, an SB3 run, or neither.
 
-A bundled-PPO run is a folder holding ``checkpoint.pt`` (or such a ``.pt`` file itself);
+A bundled-PPO run is a folder holding ``checkpoint.pt`` (or such a ``.pt`` file itself); an
+off-policy run (``--algo sac|td3``) the same with a ``config.yaml`` whose ``algo.kind`` is sac or td3;
 an SB3 run is a folder holding ``model.zip`` (or ``checkpoint.zip``) beside a
 ``config.yaml`` whose ``algo`` is ``sb3-*`` (or such a zip itself). Telling them apart
 needs no torch or SB3 import.
@@ -20,8 +21,8 @@ class RunError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class Run:
-    kind: str   # "ppo" or "sb3"
-    path: Path  # what the evaluator takes: the checkpoint file or run folder (ppo), the model zip (sb3)
+    kind: str   # "ppo", "offpolicy" or "sb3"
+    path: Path  # what the evaluator takes: the checkpoint file or run folder (ppo, offpolicy), the model zip (sb3)
 
     @property
     def folder(self) -> Path:
@@ -42,6 +43,16 @@ def sb3_model(path: Path) -> Path | None:
     return path if isinstance(cfg, dict) and str(cfg.get("algo", "")).startswith("sb3-") else None
 
 
+def is_offpolicy(folder: Path) -> bool:
+    """Whether ``folder``'s ``config.yaml`` is an off-policy run's (``algo.kind`` sac or td3: ``unilab train --algo sac|td3``)."""
+    try:
+        cfg = yaml.safe_load((folder / "config.yaml").read_text()) or {}
+    except (OSError, yaml.YAMLError):
+        return False
+    algo = cfg.get("algo") if isinstance(cfg, dict) else None
+    return isinstance(algo, dict) and algo.get("kind") in ("sac", "td3")
+
+
 def find_run(path: str | Path, command: str = "eval") -> Run:
     """Classify ``path``; :class:`RunError` with what to do when it is missing or not a run.
 
@@ -56,9 +67,9 @@ def find_run(path: str | Path, command: str = "eval") -> Run:
     if model is not None:
         return Run("sb3", model)
     if path.is_file() and path.suffix != ".zip":
-        return Run("ppo", path)
+        return Run("offpolicy" if is_offpolicy(path.parent) else "ppo", path)
     if path.is_dir() and (path / "checkpoint.pt").exists():
-        return Run("ppo", path)
+        return Run("offpolicy" if is_offpolicy(path) else "ppo", path)
     if path.suffix == ".zip":
         problem = f"{path} is not an SB3 run's model: no config.yaml naming an sb3-* algo beside it"
     else:

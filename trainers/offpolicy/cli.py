@@ -1,0 +1,73 @@
+"""``unilab train --algo sac|td3``: the bundled off-policy learner from the command line.
+
+Flags and ``key=value`` overrides layer onto :class:`~trainers.offpolicy.config.OffPolicyConfig` as
+PPO's do (:func:`~trainers.offpolicy.config.load_offpolicy_config`); ``--resume`` continues a run from
+its checkpoint (the config it was trained with, then the flags); the run-folder rule and
+``--overwrite`` are PPO's. Ctrl-C (or SIGTERM) stops the run and saves its checkpoint.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+OFFPOLICY_ALGOS = ("sac", "td3")
+
+
+def train_offpolicy(args: argparse.Namespace, claim_out) -> int:
+    """Run ``unilab train`` for ``args.algo`` in :data:`OFFPOLICY_ALGOS`; the exit status.
+    ``claim_out(args, out)``: the CLI's run-folder rule, 0 or an exit status."""
+    from trainers.cli_checks import UsageError, check_device, check_task
+    from trainers.common.checkpoint import CheckpointError
+    from trainers.offpolicy.config import OffPolicyConfig, load_offpolicy_config
+    from trainers.offpolicy.runner import load_run_config
+    from unilab_envs.config import ConfigError, deep_merge, from_dict, parse_overrides, to_dict
+
+    if args.init_from:
+        return _fail(f"--init-from starts the bundled PPO from a PPO run; --algo {args.algo} has no such option")
+    overrides = [*args.overrides, "log.progress=false"] if args.no_progress else list(args.overrides)
+    flags = dict(num_envs=args.num_envs, total_steps=args.total_steps, device=args.device, seed=args.seed, out=args.out,
+                 torch_threads=args.torch_threads)
+    try:
+        if args.resume and not args.task and not args.config:  # the run's own config, then the flags and overrides
+            layers = deep_merge(to_dict(load_run_config(args.resume)), {k: v for k, v in flags.items() if v is not None})
+            cfg = from_dict(OffPolicyConfig, deep_merge(layers, parse_overrides(overrides)))
+        else:
+            cfg = load_offpolicy_config(args.algo, args.task, args.config, overrides, **flags)
+        check_task(cfg.task)
+        check_device(cfg.device)
+    except (ConfigError, CheckpointError, UsageError) as e:
+        return _fail(e)
+    if args.print_config:
+        import yaml
+
+        print(yaml.safe_dump(to_dict(cfg), sort_keys=False), end="")
+        return 0
+    code = claim_out(args, cfg.out_dir)
+    if code:
+        return code
+    from trainers.common.signals import exit_status
+    from trainers.offpolicy.runner import train
+
+    try:
+        result = train(cfg, resume=args.resume)
+    except (CheckpointError, ConfigError, ValueError) as e:
+        return _fail(e)
+    except KeyboardInterrupt:
+        print("unilab train: interrupted before the first env step; nothing was saved", file=sys.stderr)
+        return 130
+    s = result.stats
+    print(f"{'stopped' if result.interrupted else 'done'}: {result.env_steps} steps, {result.updates} updates, "
+          f"{result.wall_time:.0f} s; return {s.get('episode/return', float('nan')):.3f}"
+          + (f", success {s['episode/success']:.1%}" if "episode/success" in s else ""))
+    if result.stop_reason:
+        print(f"stopped early: {result.stop_reason} (the config's stop: section)")
+    print(f"checkpoint: {result.checkpoint}")
+    if result.learning_curve:
+        print(f"learning curve: {result.learning_curve}")
+    return exit_status(None) if result.interrupted else 0
+
+
+def _fail(error) -> int:
+    print(f"unilab train: {error}", file=sys.stderr)
+    return 2

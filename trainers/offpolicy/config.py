@@ -1,0 +1,153 @@
+"""The off-policy learner's typed config (``unilab train --algo sac|td3``; recipes: ``trainers/configs/*_sac.yaml``).
+
+Layered as PPO's: the defaults here, the task's ``*_sac.yaml`` recipe when there is one (its
+``task:`` key names the task; ``algo.kind`` says sac or td3), a ``--config`` file, the CLI flags,
+then ``key=value`` overrides. Unknown keys are refused with the closest name.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from unilab_envs.config import ConfigError, deep_merge, from_dict, parse_overrides, require
+from unilab_envs.config.yaml_io import load_yaml, read_yaml
+
+CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
+KINDS = ("sac", "td3")
+
+
+@dataclass(frozen=True)
+class OffPolicyAlgo:
+    """The learner: SAC, or TD3 (``kind: td3``) from the same code."""
+
+    kind: str = "sac"
+    buffer_size: int = 1_000_000  # transitions kept (stated in bytes when training starts)
+    batch_size: int = 1024
+    n_step: int = 3
+    gamma: float = 0.97
+    tau: float = 0.005  # target networks' Polyak step
+    actor_lr: float = 3e-4
+    critic_lr: float = 3e-4
+    learning_starts: int = 5000  # env steps of uniform random actions before the first update
+    updates_per_step: float = 1.0  # gradient updates per batch env step (fractions: every 1/x steps)
+    # SAC: the entropy temperature, learned towards target_entropy (-action_dim * entropy_scale) when autotune
+    alpha: float = 0.2
+    autotune_alpha: bool = True
+    entropy_scale: float = 1.0
+    # TD3: the actor updates every policy_delay critic updates; target policy smoothing and exploration noise
+    policy_delay: int = 2
+    target_noise: float = 0.2
+    target_noise_clip: float = 0.5
+    exploration_noise: float = 0.1
+    max_grad_norm: float = 10.0
+    bf16: bool = True  # autocast to bfloat16 where the device has it (CUDA); never on the CPU
+
+    def __post_init__(self) -> None:
+        require(self.kind in KINDS, f"algo.kind must be one of {KINDS}, got {self.kind!r}")
+        require(self.buffer_size >= 1 and self.batch_size >= 1 and self.n_step >= 1,
+                "algo.buffer_size, algo.batch_size and algo.n_step must be >= 1")
+        require(0.0 < self.gamma <= 1.0 and 0.0 < self.tau <= 1.0, "algo.gamma and algo.tau must be in (0, 1]")
+        require(self.updates_per_step > 0, f"algo.updates_per_step must be > 0, got {self.updates_per_step}")
+        require(self.policy_delay >= 1, f"algo.policy_delay must be >= 1, got {self.policy_delay}")
+
+
+@dataclass(frozen=True)
+class OffPolicyNets:
+    actor_hidden: tuple[int, ...] = (256, 256, 128)
+    critic_hidden: tuple[int, ...] = (512, 256, 128)
+    layer_norm: bool = True
+    obs_norm: bool = True
+    asymmetric_critic: bool = True  # the critic also reads the privileged observation where the task has one
+
+
+@dataclass(frozen=True)
+class OffPolicyLog:
+    every_steps: int = 20_000  # env steps between log rows
+    checkpoint_every_steps: int = 200_000
+    tensorboard: bool = True
+    csv: bool = True
+    plot: bool = True
+    progress: bool = True
+    save_replay: bool = False  # the buffer goes into the checkpoint (exact resume); else resume refills it
+
+
+@dataclass(frozen=True)
+class OffPolicyStop:
+    """Stop before ``total_steps`` once the rolling training success rate (the last 200 episodes, exploring)
+    reaches ``success_rate`` over at least ``min_episodes`` finished episodes (tasks with ``is_success``)."""
+
+    success_rate: float | None = None
+    min_episodes: int = 256
+
+    def __post_init__(self) -> None:
+        require(self.success_rate is None or 0.0 < self.success_rate <= 1.0,
+                f"stop.success_rate must be in (0, 1], got {self.success_rate}")
+
+
+@dataclass(frozen=True)
+class OffPolicyConfig:
+    """One off-policy training run."""
+
+    task: str = "UniLab/UR5Reach-v0"
+    num_envs: int = 64
+    total_steps: int = 300_000
+    seed: int = 0
+    device: str = "auto"
+    out: str | None = None
+    torch_threads: int | None = None
+    env_kwargs: dict = field(default_factory=dict)
+    sim2real: str | dict | None = None
+    algo: OffPolicyAlgo = field(default_factory=OffPolicyAlgo)
+    nets: OffPolicyNets = field(default_factory=OffPolicyNets)
+    log: OffPolicyLog = field(default_factory=OffPolicyLog)
+    stop: OffPolicyStop = field(default_factory=OffPolicyStop)
+
+    def __post_init__(self) -> None:
+        require(bool(self.task), "task must be a non-empty environment id")
+        require(self.num_envs >= 1 and self.total_steps >= 1, "num_envs and total_steps must be >= 1")
+        require(self.device == "auto" or self.device == "cpu" or self.device.startswith("cuda"),
+                f"device must be 'auto', 'cpu' or 'cuda[:i]', got {self.device!r}")
+        require(self.algo.buffer_size >= self.num_envs,
+                f"algo.buffer_size ({self.algo.buffer_size}) must hold at least one step of num_envs ({self.num_envs})")
+        if isinstance(self.sim2real, str) and self.sim2real.strip().lower() in ("none", ""):
+            object.__setattr__(self, "sim2real", None)
+
+    @property
+    def out_dir(self) -> Path:
+        """``out``, else ``runs/<task id with / as _>_<kind>``."""
+        name = self.task.rpartition(":")[2].replace("/", "_")
+        return Path(self.out) if self.out else Path("runs") / f"{name}_{self.algo.kind}"
+
+    @property
+    def iterations(self) -> int:
+        """Batch env steps the run takes."""
+        return max(1, math.ceil(self.total_steps / self.num_envs))
+
+
+def recipe_file(task: str) -> Path | None:
+    """The bundled ``*_sac.yaml`` whose ``task:`` is ``task``, if any."""
+    for path in sorted(CONFIG_DIR.glob("*_sac.yaml")):
+        if (load_yaml(path.read_text()) or {}).get("task") == task:
+            return path
+    return None
+
+
+def load_offpolicy_config(kind: str, task: str | None = None, config_file: str | Path | None = None,
+                          overrides: list[str] | tuple[str, ...] = (), **flags: Any) -> OffPolicyConfig:
+    """Defaults, the task's recipe, a user file, flags (``None`` ignored), overrides; ``algo.kind`` is ``kind``."""
+    user = read_yaml(config_file, "config file", "check the --config path") if config_file else {}
+    over = parse_overrides(list(overrides))
+    task = task or over.get("task") or user.get("task") or OffPolicyConfig.task
+    recipe = recipe_file(task)
+    layers = read_yaml(recipe, "config file") if recipe else {}
+    for layer in (user, {k: v for k, v in flags.items() if v is not None}, over):
+        layers = deep_merge(layers, layer)
+    layers["task"] = task
+    given = (layers.get("algo") or {}).get("kind")
+    if given not in (None, kind):
+        raise ConfigError(f"--algo {kind} was asked for, but the config says algo.kind: {given}")
+    layers = deep_merge(layers, {"algo": {"kind": kind}})
+    return from_dict(OffPolicyConfig, layers)

@@ -1,0 +1,146 @@
+"""SAC and TD3 updates on :class:`~trainers.offpolicy.replay.Batch`es, one code path.
+
+Critic: clipped double-Q on the n-step target
+``y = R + discount * (min(Q1', Q2')(s', a') - alpha * log pi(a'|s'))`` (TD3: no entropy term, ``a'``
+the target actor's action plus clipped Gaussian smoothing noise). Actor: SAC maximizes
+``min(Q1, Q2)(s, a) - alpha * log pi(a|s)`` with ``alpha`` learned towards a target entropy; TD3
+maximizes ``Q1(s, pi(s))`` every ``policy_delay`` critic updates. Targets follow by Polyak
+averaging. Observations are normalized by running statistics the runner updates from the
+collected batches (the actor's and the critic's inputs each have their own). On CUDA the
+forward passes run under bfloat16 autocast when ``algo.bf16``; never on the CPU.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import torch
+from torch import nn
+
+from trainers.offpolicy.config import OffPolicyAlgo, OffPolicyNets
+from trainers.offpolicy.networks import Actor, RunningNorm, TwinCritic
+from trainers.offpolicy.replay import Batch
+
+
+class OffPolicyLearner(nn.Module):
+    """The actor, the twin critic, their targets, optimizers and normalizers (see the module docstring)."""
+
+    def __init__(self, obs_dim: int, critic_extra: int, action_dim: int, algo: OffPolicyAlgo, nets: OffPolicyNets,
+                 device: torch.device) -> None:
+        super().__init__()
+        self.algo, self.sac = algo, algo.kind == "sac"
+        self.obs_norm = RunningNorm(obs_dim) if nets.obs_norm else nn.Identity()
+        self.critic_norm = RunningNorm(obs_dim + critic_extra) if nets.obs_norm else nn.Identity()
+        self.actor = Actor(obs_dim, action_dim, nets.actor_hidden, nets.layer_norm, stochastic=self.sac)
+        self.critic = TwinCritic(obs_dim + critic_extra, action_dim, nets.critic_hidden, nets.layer_norm)
+        self.target_critic = copy.deepcopy(self.critic).requires_grad_(False)
+        self.target_actor = copy.deepcopy(self.actor).requires_grad_(False)
+        self.log_alpha = nn.Parameter(torch.tensor(math.log(algo.alpha)), requires_grad=algo.autotune_alpha)
+        self.target_entropy = -float(action_dim) * algo.entropy_scale
+        self.to(device)
+        self.device = torch.device(device)
+        self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=algo.actor_lr)
+        self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=algo.critic_lr)
+        self.alpha_opt = torch.optim.Adam([self.log_alpha], lr=algo.critic_lr)
+        self.updates = 0
+        self._autocast = algo.bf16 and self.device.type == "cuda" and torch.cuda.is_bf16_supported()
+
+    # --- acting -------------------------------------------------------------------------------
+    @torch.no_grad()
+    def act(self, obs: torch.Tensor, explore: bool) -> torch.Tensor:
+        """Actions in ``[-1, 1]`` for a batch of raw observations: sampled (SAC) or noised (TD3) when exploring."""
+        x = self.obs_norm(obs)
+        if not explore:
+            return self.actor(x)
+        if self.sac:
+            return self.actor.sample(x)[0]
+        action = self.actor(x) + self.algo.exploration_noise * torch.randn_like(obs[..., : self.actor.action_dim])
+        return action.clamp(-1.0, 1.0)
+
+    @torch.no_grad()
+    def observe_statistics(self, obs: torch.Tensor, critic_in: torch.Tensor) -> None:
+        """Update the running normalizers with a batch of collected observations."""
+        for norm, x in ((self.obs_norm, obs), (self.critic_norm, critic_in)):
+            if isinstance(norm, RunningNorm):
+                norm.update(x)
+
+    # --- learning ------------------------------------------------------------------------------
+    def update(self, batch: Batch) -> dict[str, float]:
+        """One critic update, and the actor's (and alpha's) when due; the losses as floats."""
+        algo = self.algo
+        critic_in = self._critic_in(batch.obs, batch.critic_obs)
+        next_critic_in = self._critic_in(batch.next_obs, batch.next_critic_obs)
+        obs, next_obs = self.obs_norm(batch.obs), self.obs_norm(batch.next_obs)
+        alpha = self.log_alpha.exp().detach()
+        with torch.no_grad(), self._precision():
+            if self.sac:
+                next_action, next_log_prob = self.actor.sample(next_obs)
+            else:
+                noise = (algo.target_noise * torch.randn_like(batch.action)).clamp(-algo.target_noise_clip, algo.target_noise_clip)
+                next_action, next_log_prob = (self.target_actor(next_obs) + noise).clamp(-1.0, 1.0), None
+            next_q = self.target_critic(next_critic_in, next_action).min(dim=0).values.float()
+            if self.sac:
+                next_q = next_q - alpha * next_log_prob.float()
+            target = batch.reward + batch.discount * next_q
+        with self._precision():
+            q = self.critic(critic_in, batch.action).float()
+        critic_loss = (q - target[None]).pow(2).mean()
+        self.critic_opt.zero_grad(set_to_none=True)
+        critic_loss.backward()
+        nn.utils.clip_grad_norm_(self.critic.parameters(), algo.max_grad_norm)
+        self.critic_opt.step()
+        stats = {"loss/critic": critic_loss.item(), "q/mean": q.mean().item()}
+        self.updates += 1
+        if self.sac or self.updates % algo.policy_delay == 0:
+            stats.update(self._update_actor(obs, critic_in, alpha))
+            self._polyak(self.critic, self.target_critic)
+            if not self.sac:
+                self._polyak(self.actor, self.target_actor)
+        return stats
+
+    def _update_actor(self, obs: torch.Tensor, critic_in: torch.Tensor, alpha: torch.Tensor) -> dict[str, float]:
+        self.critic.requires_grad_(False)
+        with self._precision():
+            if self.sac:
+                action, log_prob = self.actor.sample(obs)
+                q = self.critic(critic_in, action).min(dim=0).values.float()
+                actor_loss = (alpha * log_prob.float() - q).mean()
+            else:
+                actor_loss = -self.critic(critic_in, self.actor(obs))[0].float().mean()
+        self.critic.requires_grad_(True)
+        self.actor_opt.zero_grad(set_to_none=True)
+        actor_loss.backward()
+        nn.utils.clip_grad_norm_(self.actor.parameters(), self.algo.max_grad_norm)
+        self.actor_opt.step()
+        stats = {"loss/actor": actor_loss.item()}
+        if self.sac and self.algo.autotune_alpha:
+            alpha_loss = -(self.log_alpha * (log_prob.detach().float() + self.target_entropy)).mean()
+            self.alpha_opt.zero_grad(set_to_none=True)
+            alpha_loss.backward()
+            self.alpha_opt.step()
+            stats.update({"loss/alpha": alpha_loss.item(), "alpha": self.log_alpha.exp().item(),
+                          "entropy": -log_prob.float().mean().item()})
+        return stats
+
+    def _critic_in(self, obs: torch.Tensor, extra: torch.Tensor | None) -> torch.Tensor:
+        x = obs if extra is None else torch.cat([obs, extra], dim=-1)
+        return self.critic_norm(x)
+
+    def _precision(self):
+        return torch.autocast("cuda", dtype=torch.bfloat16) if self._autocast else torch.autocast("cpu", enabled=False)
+
+    def _polyak(self, source: nn.Module, target: nn.Module) -> None:
+        with torch.no_grad():
+            for p, t in zip(source.parameters(), target.parameters()):
+                t.lerp_(p, self.algo.tau)
+
+    def optimizer_state(self) -> dict:
+        return {"actor": self.actor_opt.state_dict(), "critic": self.critic_opt.state_dict(),
+                "alpha": self.alpha_opt.state_dict(), "updates": self.updates}
+
+    def load_optimizer_state(self, state: dict) -> None:
+        self.actor_opt.load_state_dict(state["actor"])
+        self.critic_opt.load_state_dict(state["critic"])
+        self.alpha_opt.load_state_dict(state["alpha"])
+        self.updates = int(state["updates"])

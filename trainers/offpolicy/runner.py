@@ -1,0 +1,277 @@
+"""The off-policy training loop (``unilab train --algo sac|td3``): collect, store on the device, update.
+
+Per batch env step: the actor acts on the whole batch (uniform random actions for the first
+``algo.learning_starts`` env steps), the env steps once, the step's arrays go to the
+device-resident :class:`~trainers.offpolicy.replay.DeviceReplay` in one copy each (a done
+row's ``next_obs`` is its *final* observation, from SAME_STEP's ``info["final_obs"]``), the
+normalizers take the batch, and ``algo.updates_per_step`` gradient updates follow. Every
+``log.every_steps`` a row goes to ``progress.csv`` / TensorBoard; every
+``log.checkpoint_every_steps`` and at the end (and on Ctrl-C) ``checkpoint.pt`` is written
+atomically (``config.yaml`` when it starts), with the env's state, the RNGs, the learner, its optimizers and normalizers, and
+the replay buffer when ``log.save_replay`` (then a resumed run continues bit for bit; without
+it, resume says the buffer refills). At the end: ``learning_curve.png``.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import torch
+import yaml
+
+from trainers.common.atomic import atomic_write
+from trainers.common.checkpoint import load_checkpoint, save_checkpoint, to_numpy, to_tensors
+from trainers.common.envs import autoreset_mode, make_vec_env
+from trainers.common.logging import RunLogger
+from trainers.offpolicy.config import OffPolicyConfig
+from trainers.offpolicy.learner import OffPolicyLearner
+from trainers.offpolicy.replay import DeviceReplay, replay_bytes
+from unilab_envs.config import from_dict, to_dict
+
+CKPT_FORMAT, CKPT_VERSION = "unilab-offpolicy", 1
+
+
+@dataclass
+class OffPolicyResult:
+    env_steps: int
+    updates: int
+    wall_time: float
+    stats: dict
+    checkpoint: Path
+    learning_curve: Path | None
+    interrupted: bool = False
+    stop_reason: str | None = None
+
+
+def resolve_device(device: str) -> torch.device:
+    return torch.device("cuda" if device == "auto" and torch.cuda.is_available() else ("cpu" if device == "auto" else device))
+
+
+def _final_rows(info: dict, key: str, rows: np.ndarray) -> np.ndarray:
+    final = info[key]
+    if final.dtype == object:
+        return np.stack([np.asarray(final[i], dtype=np.float32) for i in rows])
+    return final[rows]
+
+
+class OffPolicyRunner:
+    """One run of ``cfg`` (see the module docstring); :meth:`train` runs it."""
+
+    def __init__(self, cfg: OffPolicyConfig, resume: str | Path | None = None) -> None:
+        self.cfg, self.out = cfg, cfg.out_dir
+        self.device = resolve_device(cfg.device)
+        if cfg.torch_threads:
+            torch.set_num_threads(cfg.torch_threads)
+        torch.manual_seed(cfg.seed)  # every draw (random warm-up actions, the policy's noise, sampling) is torch's
+        self.env = make_vec_env(cfg.task, cfg.num_envs, cfg.env_kwargs, sim2real=cfg.sim2real)
+        if autoreset_mode(self.env) != gym.vector.AutoresetMode.SAME_STEP:
+            raise ValueError(f"the off-policy learner needs a SAME_STEP autoreset env (the final observation of an "
+                             f"episode in info['final_obs']); {cfg.task} is {autoreset_mode(self.env).name}")
+        space = self.env.single_action_space
+        self.low, self.high = space.low.astype(np.float32), space.high.astype(np.float32)
+        obs_dim, action_dim = int(np.prod(self.env.single_observation_space.shape)), int(np.prod(space.shape))
+        privileged = getattr(self.env, "privileged_observation_space", None) if cfg.nets.asymmetric_critic else None
+        self.critic_extra = int(np.prod(privileged.shape[-1:])) if privileged is not None else 0
+        algo = cfg.algo
+        self.replay = DeviceReplay(algo.buffer_size, cfg.num_envs, obs_dim, action_dim, self.device, self.critic_extra,
+                                   algo.n_step, algo.gamma)
+        self.learner = OffPolicyLearner(obs_dim, self.critic_extra, action_dim, algo, cfg.nets, self.device)
+        self.dims = {"obs": obs_dim, "action": action_dim, "critic_extra": self.critic_extra,
+                     "low": torch.from_numpy(self.low), "high": torch.from_numpy(self.high)}
+        self.env_steps, self.iteration, self.update_credit = 0, 0, 0.0
+        self.obs, info = self.env.reset(seed=cfg.seed)
+        self.priv = info.get("privileged_obs") if self.critic_extra else None
+        self.ep_ret, self.ep_len = np.zeros(cfg.num_envs), np.zeros(cfg.num_envs, dtype=np.int64)
+        self.finished: deque = deque(maxlen=200)  # (return, length, success) of recent episodes
+        self.episodes_done = 0
+        self.refilling = False
+        if resume is not None:
+            self.load(resume)
+
+    # --- one batch env step ----------------------------------------------------------------------
+    def collect(self) -> None:
+        cfg = self.cfg
+        if self.env_steps < cfg.algo.learning_starts:
+            action = (2.0 * torch.rand(cfg.num_envs, self.low.shape[0]) - 1.0).numpy()
+        else:
+            obs = torch.as_tensor(self.obs, dtype=torch.float32).to(self.device)
+            action = self.learner.act(obs, explore=True).float().cpu().numpy()
+        env_action = self.low + (action + 1.0) * 0.5 * (self.high - self.low)
+        next_obs, reward, terminated, truncated, info = self.env.step(env_action)
+        done = terminated | truncated
+        stored_next, next_priv = next_obs, info.get("privileged_obs") if self.critic_extra else None
+        if done.any():
+            rows = np.flatnonzero(done)
+            stored_next = next_obs.copy()
+            stored_next[rows] = _final_rows(info, "final_obs", rows)
+            if next_priv is not None:
+                next_priv = next_priv.copy()
+                next_priv[rows] = _final_rows(info, "final_privileged_obs", rows)
+        self.replay.add(self.obs, action, reward, stored_next, terminated, truncated, self.priv, next_priv)
+        row = (self.replay.cursor - 1) % self.replay.rows  # the step just stored: statistics from the device copy
+        obs_t = self.replay.obs[row]
+        self.learner.observe_statistics(obs_t, obs_t if not self.critic_extra else torch.cat([obs_t, self.replay.critic_obs[row]], -1))
+        self._episodes(reward, done, info)
+        self.obs, self.priv = next_obs, info.get("privileged_obs") if self.critic_extra else None
+        self.env_steps += cfg.num_envs
+        self.iteration += 1
+
+    def _episodes(self, reward: np.ndarray, done: np.ndarray, info: dict) -> None:
+        self.ep_ret += reward
+        self.ep_len += 1
+        success = info.get("is_success")
+        self.episodes_done += int(done.sum())
+        for i in np.flatnonzero(done):
+            self.finished.append((float(self.ep_ret[i]), int(self.ep_len[i]), None if success is None else bool(success[i])))
+        self.ep_ret[done], self.ep_len[done] = 0.0, 0
+
+    def learn(self) -> dict[str, float]:
+        """The updates this step earned (``algo.updates_per_step`` per batch step, once learning started)."""
+        algo = self.cfg.algo
+        if self.env_steps < algo.learning_starts:
+            return {}
+        self.update_credit += algo.updates_per_step
+        stats: dict[str, float] = {}
+        while self.update_credit >= 1.0:
+            stats = self.learner.update(self.replay.sample(algo.batch_size))
+            self.update_credit -= 1.0
+        return stats
+
+    # --- logging and checkpoints -----------------------------------------------------------------
+    def episode_stats(self) -> dict[str, float]:
+        if not self.finished:
+            return {}
+        returns, lengths, successes = zip(*self.finished)
+        stats = {"episode/return": float(np.mean(returns)), "episode/length": float(np.mean(lengths))}
+        if successes[0] is not None:
+            stats["episode/success"] = float(np.mean(successes))
+        return stats
+
+    def state(self) -> dict:
+        cfg = self.cfg
+        return {
+            "config": to_dict(cfg), "dims": self.dims, "env_steps": self.env_steps, "iteration": self.iteration,
+            "update_credit": self.update_credit, "learner": self.learner.state_dict(),
+            "optimizers": self.learner.optimizer_state(),
+            "rng": {"torch": torch.random.get_rng_state(),
+                    "cuda": torch.cuda.get_rng_state(self.device) if self.device.type == "cuda" else None},
+            "env_state": to_tensors(self.env.get_state()) if hasattr(self.env, "get_state") else None,
+            "obs": torch.from_numpy(np.array(self.obs)), "priv": None if self.priv is None else torch.from_numpy(np.array(self.priv)),
+            "episodes": {"ret": torch.from_numpy(self.ep_ret.copy()), "len": torch.from_numpy(self.ep_len.copy()),
+                         "done": self.episodes_done},
+            "replay": self.replay.state_dict() if cfg.log.save_replay else None,
+        }
+
+    def save(self, path: Path | None = None) -> Path:
+        return save_checkpoint(self.state(), path or self.out / "checkpoint.pt", CKPT_FORMAT, CKPT_VERSION)
+
+    def load(self, path: str | Path) -> None:
+        ckpt = load_checkpoint(path, CKPT_FORMAT, CKPT_VERSION, required=("learner", "optimizers", "env_steps"))
+        self.learner.load_state_dict(ckpt["learner"])
+        self.learner.load_optimizer_state(ckpt["optimizers"])
+        self.env_steps, self.iteration, self.update_credit = int(ckpt["env_steps"]), int(ckpt["iteration"]), float(ckpt["update_credit"])
+        torch.random.set_rng_state(ckpt["rng"]["torch"])
+        if ckpt["rng"].get("cuda") is not None and self.device.type == "cuda":
+            torch.cuda.set_rng_state(ckpt["rng"]["cuda"], self.device)
+        if ckpt.get("env_state") is not None and hasattr(self.env, "set_state"):
+            self.env.set_state(to_numpy(ckpt["env_state"]))
+            self.obs = ckpt["obs"].numpy()
+            self.priv = None if ckpt["priv"] is None else ckpt["priv"].numpy()
+            self.ep_ret[:], self.ep_len[:] = ckpt["episodes"]["ret"].numpy(), ckpt["episodes"]["len"].numpy()
+        self.episodes_done = int(ckpt["episodes"].get("done", 0))
+        if ckpt.get("replay") is not None:
+            self.replay.load_state_dict(ckpt["replay"])
+        else:  # without the buffer: collect with the learned actor until a batch is stored again
+            self.refilling = True
+            print(f"[unilab] resume: the checkpoint holds no replay buffer (log.save_replay was off); it refills from "
+                  f"the resumed actor before the first update ({self.cfg.algo.batch_size} transitions at least)")
+
+    def train(self) -> OffPolicyResult:
+        cfg, start, logger = self.cfg, time.time(), None
+        self.out.mkdir(parents=True, exist_ok=True)
+        atomic_write(self.out / "config.yaml", lambda tmp: Path(tmp).write_text(yaml.safe_dump(to_dict(cfg), sort_keys=False)))
+        need = replay_bytes(self.replay.rows * cfg.num_envs, self.replay.obs.shape[-1], self.replay.action.shape[-1], self.critic_extra)
+        print(f"[unilab] {cfg.algo.kind} on {self.device}: replay buffer {self.replay.rows * cfg.num_envs} transitions, "
+              f"{need / 2**20:.1f} MiB on {self.device}; {cfg.iterations} batch steps of {cfg.num_envs} envs", flush=True)
+        logger = RunLogger(self.out, csv_log=cfg.log.csv, tensorboard=cfg.log.tensorboard,
+                           resume_step=self.env_steps if self.env_steps else None)
+        bar = _progress(cfg, self.env_steps)
+        stop_reason = None
+        interrupted, stats, next_log, next_ckpt = False, {}, self._next(cfg.log.every_steps), self._next(cfg.log.checkpoint_every_steps)
+        previous = signal.getsignal(signal.SIGTERM)
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
+        try:
+            while self.env_steps < cfg.total_steps:
+                self.collect()
+                if self.refilling and len(self.replay) >= cfg.algo.batch_size:
+                    self.refilling = False
+                if not self.refilling:
+                    stats = self.learn() or stats
+                if bar is not None:
+                    bar.update(cfg.num_envs)
+                if self.env_steps >= next_log:
+                    logger.log(self.env_steps, self.iteration, {**stats, **self.episode_stats(), "updates": self.learner.updates,
+                                                                "time/steps_per_s": self.env_steps / max(time.time() - start, 1e-9)})
+                    next_log = self._next(cfg.log.every_steps)
+                if self.env_steps >= next_ckpt:
+                    self.save()
+                    next_ckpt = self._next(cfg.log.checkpoint_every_steps)
+                stop_reason = self.stop_reason()
+                if stop_reason:
+                    logger.log(self.env_steps, self.iteration, {**stats, **self.episode_stats(), "updates": self.learner.updates})
+                    break
+        except KeyboardInterrupt:
+            interrupted = True
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+            if bar is not None:
+                bar.close()
+            path = self.save()
+            logger.close()
+            self.env.close()
+        curve = None
+        if cfg.log.plot and cfg.log.csv:
+            from trainers.common.plotting import plot_learning_curve
+
+            curve = plot_learning_curve(self.out / "progress.csv", self.out / "learning_curve.png", title=f"{cfg.task} ({cfg.algo.kind})")
+        return OffPolicyResult(self.env_steps, self.learner.updates, time.time() - start,
+                               {**stats, **self.episode_stats()}, path, curve, interrupted, stop_reason)
+
+    def stop_reason(self) -> str | None:
+        """Why the run stops before ``total_steps`` (the config's ``stop:``), or ``None``."""
+        rule = self.cfg.stop
+        success = self.episode_stats().get("episode/success")
+        if rule.success_rate is None or success is None or self.episodes_done < rule.min_episodes:
+            return None
+        if success >= rule.success_rate:
+            return f"training success {success:.1%} >= {rule.success_rate:.0%} over the last {len(self.finished)} episodes"
+        return None
+
+    def _next(self, every: int) -> int:
+        return (self.env_steps // every + 1) * every
+
+
+def _progress(cfg: OffPolicyConfig, done: int):
+    if not cfg.log.progress:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=cfg.iterations * cfg.num_envs, initial=done, unit="step", unit_scale=True, dynamic_ncols=True)
+
+
+def load_run_config(path: str | Path) -> OffPolicyConfig:
+    """The config stored in an off-policy checkpoint."""
+    return from_dict(OffPolicyConfig, load_checkpoint(path, CKPT_FORMAT, CKPT_VERSION, required=("config",))["config"])
+
+
+def train(cfg: OffPolicyConfig, resume: str | Path | None = None) -> OffPolicyResult:
+    """Run ``cfg`` (from ``resume``'s checkpoint when given); the result."""
+    return OffPolicyRunner(cfg, resume).train()
+
+
