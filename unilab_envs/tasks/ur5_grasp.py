@@ -21,7 +21,9 @@ against 7, and no joint coordination to discover before the first grasp.
 :data:`~unilab_envs.tasks.arm_groups.GRASP_GROUPS`, in that order (pinch point = the
 end-effector site; sizes, units, meanings in their declarations, ``unilab tasks --groups``, docs/tasks.md).
 **Privileged** (critic only, 6): :data:`~unilab_envs.tasks.arm_groups.GRASP_CRITIC_GROUPS`: pad
-contacts and contact forces, cube mass and friction.
+contacts and contact forces, cube mass and friction. They are the class's ``policy_groups`` /
+``critic_groups`` (a subclass adds its own: :class:`~unilab_envs.tasks.arm_groups.ArmObservation`),
+each written by its writer in the generated kernels.
 
 **Reward** (named terms, weight = scale * control_dt, summed; the class's ``reward_terms``,
 :data:`~unilab_envs.tasks.arm_terms.GRASP_TERMS`, plus any term registered under ``"ur5_grasp"``
@@ -76,14 +78,11 @@ from unilab_envs.core.single_env import UniLabEnv
 from unilab_envs.core.task import DeployFacts, Task
 from unilab_envs.core.vector_env import UniLabVectorEnv
 from unilab_envs.tasks import ur5_grasp_kernels as k
-from unilab_envs.tasks.arm_groups import GRASP_CRITIC_GROUPS, GRASP_GROUPS, slices
-from unilab_envs.tasks.arm_reward_kernel import grasp_kernel
+from unilab_envs.tasks.arm_groups import GRASP_CRITIC_GROUPS, GRASP_GROUPS, ArmObservation
+from unilab_envs.tasks.arm_reward_kernel import GRASP_OBS_QUANTITIES, grasp_kernel
 from unilab_envs.tasks.arm_terms import GRASP_TERMS, reward_scales_class
 
-OBS_GROUPS = slices(GRASP_GROUPS)  # the declared groups' columns
-PRIVILEGED_GROUPS = slices(GRASP_CRITIC_GROUPS)
 PAD_SENSORS = ("left_pad_cube", "right_pad_cube")
-
 
 LAYER = "ur5_grasp"  # the layer name terms are registered under (unilab_envs.core.reward_terms)
 
@@ -177,12 +176,12 @@ def load_scene(path: str | Path, sim_dt: float, cube_size: float) -> mujoco.MjMo
     return model
 
 
-class UR5Grasp(Task):
+class UR5Grasp(ArmObservation, Task):
     """The UR5e grasp-and-lift task (see module docstring)."""
 
-    obs_groups = OBS_GROUPS
-    privileged_obs_groups = PRIVILEGED_GROUPS
-    declared_groups = {g.name: g for g in (*GRASP_GROUPS, *GRASP_CRITIC_GROUPS)}
+    policy_groups = GRASP_GROUPS
+    critic_groups = GRASP_CRITIC_GROUPS
+    obs_quantities = GRASP_OBS_QUANTITIES
     reward_terms: ClassVar[tuple[RewardTerm, ...]] = GRASP_TERMS
     reward_names = REWARD_NAMES  # an instance's own: its resolved terms
     tracking_body = "world"  # a fixed camera on the workspace
@@ -236,12 +235,11 @@ class UR5Grasp(Task):
         self.reward_names = terms.names
         self._weights = np.array(terms.scales) * cfg.control_dt
         self._term_params = terms.param_table()
-        self._compute = first_call_locked(grasp_kernel(terms.terms, terms.active), "compute")
+        kernel = grasp_kernel(terms.terms, terms.active, self.policy_groups, self.critic_groups)
+        self._compute, self._observe = first_call_locked(kernel, "compute"), first_call_locked(kernel, "observe")
         # unit inertia of a solid cube of this edge: mass * edge^2 / 6 on each axis
         self._unit_inertia = cfg.cube_size**2 / 6.0
 
-    obs_size = property(lambda self: k.OBS_SIZE)
-    privileged_obs_size = property(lambda self: k.PRIVILEGED_SIZE)
     action_size = property(lambda self: k.ACTION_SIZE)
     reward_weights = property(lambda self: self._weights)
     reset_keyframe = property(lambda self: self._keyframe)
@@ -326,10 +324,11 @@ class UR5Grasp(Task):
 
     def observe(self, ids: np.ndarray, obs, privileged_obs) -> None:
         self.ee_target[ids] = self._site_xpos[ids, self._ix[k.IX_PINCH]]  # after the reset's forward: target = pinch point
-        k.observe(
-            ids, obs, privileged_obs, self._qpos, self._qvel, self._site_xpos, self._site_xquat, self._xpos,
-            self._xanchor, self._xaxis, self._sensordata, self._body_mass, self._geom_friction, self._arm_q,
-            self._arm_d, self._joint_ids, self._home, self.ee_target, self.last_action, self._ix, self._fp,
+        self._observe(
+            ids, obs, privileged_obs, self.hold_steps, self._qpos, self._qvel, self._site_xpos, self._site_xquat,
+            self._xpos, self._xanchor, self._xaxis, self._sensordata, self._body_mass, self._geom_friction, self._arm_q,
+            self._arm_d, self._joint_ids, self._home, self.ee_target, self.last_action, self._previous_action, self._ix,
+            self._fp,
         )  # fmt: skip
 
     def set_state(self, state: dict[str, np.ndarray]) -> None:
@@ -345,6 +344,9 @@ class UR5Grasp(Task):
         """Pick and lift through the pinch site, the arm's joints, the config's scene MJCF (deploy spec)."""
         return DeployFacts(command="grasp", joint_names=scene.JOINT_NAMES, mjcf=UR5GraspConfig.model_path,
                            ee_site=scene.PINCH_SITE)
+
+
+OBS_GROUPS, PRIVILEGED_GROUPS = UR5Grasp.obs_groups, UR5Grasp.privileged_obs_groups  # the declared groups' columns
 
 
 def make_env(**kwargs: Any) -> UniLabEnv:

@@ -1,6 +1,7 @@
 """Numba kernels of ``UniLab/UR5Grasp-v0``: the end-effector controller, the per-env quantities
-and observation writes of the fused observation / reward / termination pass (generated from the
-task's reward terms: :mod:`~unilab_envs.tasks.arm_reward_kernel`) and the reset randomization.
+of the fused reward / termination / observation pass (generated from the task's reward terms and
+observation groups: :mod:`~unilab_envs.tasks.arm_reward_kernel`; the groups' writers are in
+:mod:`~unilab_envs.tasks.arm_groups`) and the reset randomization.
 
 Every kernel reads the live ``(N, ...)`` batch arrays row by row; model indices come
 packed in one ``int64`` array ``ix`` (the ``IX_*`` slots below) so the signatures stay
@@ -18,8 +19,6 @@ from unilab_envs.core.rng import uniform_range
 
 NUM_JOINTS = 6
 ACTION_SIZE = 4  # dx, dy, dz of the pinch point, gripper command
-OBS_SIZE = 42
-PRIVILEGED_SIZE = 6
 #: slots of the packed index array ``ix``
 IX_PINCH, IX_LEFT_PAD, IX_RIGHT_PAD, IX_GRIPPER, IX_CUBE_Q, IX_CUBE_D, IX_SENSOR_LEFT, IX_SENSOR_RIGHT, IX_CUBE_BODY, IX_CUBE_GEOM = range(10)
 #: slots of the packed float parameters ``fp``
@@ -149,59 +148,15 @@ def apply_actions(
         ctrl[i, ix[IX_GRIPPER]] = fp[FP_GRIP_LOW] + closing * (fp[FP_GRIP_HIGH] - fp[FP_GRIP_LOW])
 
 
-# --- observation, reward, termination ----------------------------------------------
-
-
-@nb.njit(inline="always", cache=True)
-def write_obs(
-    i, obs, privileged_obs, qpos, qvel, site_xpos, site_xquat, xpos, xanchor, xaxis, sensordata,
-    body_mass, geom_friction, arm_q, arm_d, joint_ids, home, ee_target, last_action, ix, fp,
-):  # fmt: skip
-    site, cq, cd = ix[IX_PINCH], ix[IX_CUBE_Q], ix[IX_CUBE_D]
-    jac = np.empty((6, 6))
-    pinch_jacobian(i, jac, xanchor, xaxis, site_xpos, joint_ids, site)
-    for j in range(NUM_JOINTS):
-        obs[i, j] = qpos[i, arm_q[j]] - home[j]
-        obs[i, 6 + j] = qvel[i, arm_d[j]]
-    opening = 0.0
-    for d in range(3):
-        e = xpos[i, ix[IX_LEFT_PAD], d] - xpos[i, ix[IX_RIGHT_PAD], d]
-        opening += e * e
-    obs[i, 12] = math.sqrt(opening)
-    for d in range(3):
-        p = site_xpos[i, site, d]
-        ee_vel = 0.0
-        for j in range(NUM_JOINTS):
-            ee_vel += jac[d, j] * qvel[i, arm_d[j]]
-        obs[i, 13 + d] = p
-        obs[i, 20 + d] = qpos[i, cq + d] - p
-        obs[i, 27 + d] = qvel[i, cd + d] - ee_vel
-        obs[i, 30 + d] = qvel[i, cd + 3 + d]  # the cube's angular velocity, in its own frame (free joint)
-        obs[i, 35 + d] = ee_target[i, d] - p
-    gq = site_xquat[i, site]
-    for k in range(4):
-        obs[i, 16 + k] = gq[k]
-    rw, rx, ry, rz = quat_conj_mul(gq, qpos[i, cq + 3], qpos[i, cq + 4], qpos[i, cq + 5], qpos[i, cq + 6])
-    obs[i, 23], obs[i, 24], obs[i, 25], obs[i, 26] = rw, rx, ry, rz
-    target_z = fp[FP_TABLE_Z] + fp[FP_HALF] + fp[FP_LIFT_TARGET]
-    obs[i, 33] = target_z
-    obs[i, 34] = target_z - qpos[i, cq + 2]
-    for k in range(ACTION_SIZE):
-        obs[i, 38 + k] = last_action[i, k]
-    left, right = ix[IX_SENSOR_LEFT], ix[IX_SENSOR_RIGHT]
-    privileged_obs[i, 0] = 1.0 if sensordata[i, left] > 0 else 0.0
-    privileged_obs[i, 1] = 1.0 if sensordata[i, right] > 0 else 0.0
-    privileged_obs[i, 2] = math.sqrt(sensordata[i, left + 1] ** 2 + sensordata[i, left + 2] ** 2 + sensordata[i, left + 3] ** 2)
-    privileged_obs[i, 3] = math.sqrt(sensordata[i, right + 1] ** 2 + sensordata[i, right + 2] ** 2 + sensordata[i, right + 3] ** 2)
-    privileged_obs[i, 4] = body_mass[i, ix[IX_CUBE_BODY]]
-    privileged_obs[i, 5] = geom_friction[i, ix[IX_CUBE_GEOM], 0]
+# --- the step's quantities ----------------------------------------------------------
 
 
 @nb.njit(inline="always", cache=True)
 def grasp_quantities(i, qpos, site_xpos, sensordata, hold_steps, last_action, previous_action, ix, fp):
-    """Env ``i``'s ``(dist, touching, grasped, height, holding, held_before, succeeded, action_rate_sq,
-    off_table)`` after the step (the step kernel's quantities, :mod:`~unilab_envs.tasks.arm_reward_kernel`);
-    counts the hold: ``hold_steps[i]`` becomes this step's."""
+    """Env ``i``'s ``(dist, touching, grasped, height, holding, held_before, held, succeeded, action_rate_sq,
+    off_table)`` after the step (the step kernel's quantities, :mod:`~unilab_envs.tasks.arm_reward_kernel`):
+    ``held_before`` is ``hold_steps[i]``, ``held`` the hold counted with this step (the step kernel stores it
+    in ``hold_steps[i]``; ``observe`` does not), ``succeeded`` whether ``held`` reaches the hold time."""
     site, cq = ix[IX_PINCH], ix[IX_CUBE_Q]
     dist_sq = 0.0
     for d in range(3):
@@ -214,25 +169,15 @@ def grasp_quantities(i, qpos, site_xpos, sensordata, hold_steps, last_action, pr
     height = qpos[i, cq + 2] - fp[FP_TABLE_Z] - fp[FP_HALF]  # the cube's bottom face above the table
     holding = grasped and height >= fp[FP_SUCCESS_HEIGHT]
     held_before = hold_steps[i]
-    hold_steps[i] = held_before + 1 if holding else 0
-    done = hold_steps[i] >= fp[FP_HOLD_STEPS]
+    held = held_before + 1 if holding else 0
+    done = held >= fp[FP_HOLD_STEPS]
     action_rate = 0.0
     for k in range(ACTION_SIZE):
         da = last_action[i, k] - previous_action[i, k]
         action_rate += da * da
     x, y = qpos[i, cq], qpos[i, cq + 1]
     off_table = (height < -0.05 or x < fp[FP_TABLE_X0] or x > fp[FP_TABLE_X1] or y < fp[FP_TABLE_Y0] or y > fp[FP_TABLE_Y1])
-    return math.sqrt(dist_sq), touching, grasped, height, holding, held_before, done, action_rate, off_table
-
-
-@nb.njit(parallel=True, cache=True)
-def observe(
-    ids, obs, privileged_obs, qpos, qvel, site_xpos, site_xquat, xpos, xanchor, xaxis, sensordata,
-    body_mass, geom_friction, arm_q, arm_d, joint_ids, home, ee_target, last_action, ix, fp,
-):  # fmt: skip
-    for k in nb.prange(ids.shape[0]):
-        write_obs(ids[k], obs, privileged_obs, qpos, qvel, site_xpos, site_xquat, xpos, xanchor, xaxis, sensordata,
-                  body_mass, geom_friction, arm_q, arm_d, joint_ids, home, ee_target, last_action, ix, fp)  # fmt: skip
+    return math.sqrt(dist_sq), touching, grasped, height, holding, held_before, held, done, action_rate, off_table
 
 
 # --- reset -------------------------------------------------------------------------

@@ -21,7 +21,10 @@ user's Menagerie model, which hand-written forward kinematics would not).
 
 Observation (33 floats, SI units, world frame with the base at the origin): the groups of
 :data:`~unilab_envs.tasks.arm_groups.REACH_GROUPS`, in that order (sizes, units, meanings in
-their declarations, ``unilab tasks --groups``, docs/tasks.md).
+their declarations, ``unilab tasks --groups``, docs/tasks.md): the class's ``policy_groups``
+(a subclass adds its own with ``policy_groups = (*UR5Reach.policy_groups, MY_GROUP)``, and a
+critic observation with ``critic_groups``: :class:`~unilab_envs.tasks.arm_groups.ArmObservation`),
+each written by its writer in the generated kernels.
 
 Reward terms (weight = scale * control_dt): ``distance`` (metres, linear),
 ``distance_fine`` (``1 - tanh(d / fine_std)``), ``success`` (1 within the
@@ -54,12 +57,10 @@ from unilab_envs.core.rng import uniform_range
 from unilab_envs.core.single_env import UniLabEnv
 from unilab_envs.core.task import DeployFacts, Task
 from unilab_envs.core.vector_env import UniLabVectorEnv
-from unilab_envs.tasks.arm_groups import REACH_GROUPS, slices
-from unilab_envs.tasks.arm_reward_kernel import reach_kernel
+from unilab_envs.tasks.arm_groups import REACH_GROUPS, ArmObservation
+from unilab_envs.tasks.arm_reward_kernel import REACH_OBS_QUANTITIES, reach_kernel
 from unilab_envs.tasks.arm_terms import REACH_TERMS, reward_scales_class
 
-OBS_GROUPS = slices(REACH_GROUPS)  # the declared groups' columns
-OBS_SIZE = max(s.stop for s in OBS_GROUPS.values())
 NUM_JOINTS = 6
 LAYER = "ur5_reach"  # the layer name terms are registered under (unilab_envs.core.reward_terms)
 
@@ -129,20 +130,6 @@ def _apply_actions(actions, ctrl, joint_target, last_action, previous_action, ac
 
 
 @nb.njit(inline="always", cache=True)
-def write_obs(i, obs, qpos, qvel, site_xpos, joint_q, joint_d, site, home, joint_target, target, last_action):
-    for j in range(NUM_JOINTS):
-        obs[i, j] = qpos[i, joint_q[j]] - home[j]
-        obs[i, 6 + j] = qvel[i, joint_d[j]]
-        obs[i, 12 + j] = joint_target[i, j] - home[j]
-        obs[i, 27 + j] = last_action[i, j]
-    for d in range(3):
-        ee = site_xpos[i, site, d]
-        obs[i, 18 + d] = ee
-        obs[i, 21 + d] = target[i, d]
-        obs[i, 24 + d] = target[i, d] - ee
-
-
-@nb.njit(inline="always", cache=True)
 def reach_quantities(i, qpos, qvel, site_xpos, joint_q, joint_d, site, soft_low, soft_high, target, last_action,
                      previous_action, threshold):  # fmt: skip
     """Env ``i``'s ``(dist, succeeded, action_rate_sq, joint_vel_sq, limits)`` after the step: end
@@ -189,20 +176,14 @@ def _reset_envs(
                 mocap_pos[i, mocap_id, d] = target[i, d]
 
 
-@nb.njit(parallel=True, cache=True)
-def _observe(ids, obs, qpos, qvel, site_xpos, joint_q, joint_d, site, home, joint_target, target, last_action):
-    for k in nb.prange(ids.shape[0]):
-        write_obs(ids[k], obs, qpos, qvel, site_xpos, joint_q, joint_d, site, home, joint_target, target, last_action)
-
-
 # --- the task ------------------------------------------------------------------
 
 
-class UR5Reach(Task):
+class UR5Reach(ArmObservation, Task):
     """The UR5e reach task (see module docstring)."""
 
-    obs_groups = OBS_GROUPS
-    declared_groups = {g.name: g for g in REACH_GROUPS}
+    policy_groups = REACH_GROUPS
+    obs_quantities = REACH_OBS_QUANTITIES
     reward_terms: ClassVar[tuple[RewardTerm, ...]] = REACH_TERMS
     reward_names = REWARD_NAMES  # an instance's own: its resolved terms
     tracking_body = "world"  # a fixed camera on the workspace
@@ -232,10 +213,10 @@ class UR5Reach(Task):
         self.reward_names = terms.names
         self._weights = np.array(terms.scales) * cfg.control_dt
         self._term_params = terms.param_table()
-        self._compute = first_call_locked(reach_kernel(terms.terms, terms.active), "compute")
+        kernel = reach_kernel(terms.terms, terms.active, self.policy_groups, self.critic_groups)
+        self._compute, self._observe = first_call_locked(kernel, "compute"), first_call_locked(kernel, "observe")
         self._ranges = tuple(np.array(getattr(cfg, n), dtype=np.float64) for n in ("target_radius", "target_azimuth", "target_height"))
 
-    obs_size = property(lambda self: OBS_SIZE)
     action_size = property(lambda self: NUM_JOINTS)
     reward_weights = property(lambda self: self._weights)
     reset_keyframe = property(lambda self: self._keyframe)
@@ -265,7 +246,7 @@ class UR5Reach(Task):
     def compute(self, obs, privileged_obs, reward_terms, reward, terminated, episode_step, rng) -> None:
         cfg = self.config
         self._compute(
-            obs, reward_terms, reward, terminated, self.is_success,
+            obs, privileged_obs, reward_terms, reward, terminated, self.is_success,
             self._qpos, self._qvel, self._site_xpos, self._joint_q, self._joint_d, self._site, self._home,
             self._soft_low, self._soft_high, self.joint_target, self.target, self.last_action, self._previous_action,
             self._weights, self._term_params, cfg.success_threshold, cfg.fine_std,
@@ -279,7 +260,12 @@ class UR5Reach(Task):
         )  # fmt: skip
 
     def observe(self, ids: np.ndarray, obs, privileged_obs) -> None:
-        _observe(ids, obs, self._qpos, self._qvel, self._site_xpos, self._joint_q, self._joint_d, self._site, self._home, self.joint_target, self.target, self.last_action)
+        cfg = self.config
+        self._observe(
+            ids, obs, privileged_obs, self._qpos, self._qvel, self._site_xpos, self._joint_q, self._joint_d, self._site,
+            self._home, self._soft_low, self._soft_high, self.joint_target, self.target, self.last_action,
+            self._previous_action, cfg.success_threshold, cfg.fine_std,
+        )  # fmt: skip
 
     def task_info(self) -> dict[str, np.ndarray]:
         return {"is_success": self.is_success}
@@ -288,6 +274,9 @@ class UR5Reach(Task):
         """A target to reach with the end-effector site, the arm's joints and front, the config's MJCF (deploy spec)."""
         return DeployFacts(command="reach_target", joint_names=robot.JOINT_NAMES, mjcf=UR5ReachConfig.model_path,
                            ee_site=robot.EE_SITE, target_body=robot.TARGET_BODY, front_azimuth=robot.FRONT_AZIMUTH)
+
+
+OBS_GROUPS = UR5Reach.obs_groups  # the declared groups' columns
 
 
 def make_env(**kwargs: Any) -> UniLabEnv:
