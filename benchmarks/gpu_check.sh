@@ -93,7 +93,7 @@ PYEOF
 
 stage install 90 install
 stage gpu_tests 110 "$PY" -m pytest -m gpu tests/gpu -q -rs -p no:cacheprovider --junitxml="$OUT/pytest.xml"
-stage bench 190 "$PY" -m trainers.bench --device "$DEVICE" --rows "${BENCH_ROWS:-1,2,3,4,5,6}" --out "$OUT" $BENCH_ARGS
+stage bench 190 "$PY" -m trainers.bench --device "$DEVICE" --rows "${BENCH_ROWS:-1,2,3,4,5,6,7}" --out "$OUT" $BENCH_ARGS
 stage train_go1 80 "$PY" "$TRAIN_PY" "$OUT" "$DEVICE" "$TRAIN_ENVS" "$TRAIN_ITERS"
 
 "$PY" - "$OUT" "${STATUS[install]}" "${SECS[install]}" "${STATUS[gpu_tests]}" "${SECS[gpu_tests]}" \

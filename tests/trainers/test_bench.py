@@ -21,7 +21,7 @@ from trainers.ppo.mixed_precision import cpu_has_bf16
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench")
-    rc = cli.main(["--quick", "--rows", "1,2,3,4,5,6", "--out", str(out), "--device", "cpu"])
+    rc = cli.main(["--quick", "--rows", "1,2,3,4,5,6,7", "--out", str(out), "--device", "cpu"])
     return rc, out
 
 
@@ -31,7 +31,7 @@ def test_quick_run_writes_table_json_png(quick_run, capsys):
     data = json.loads((out / "bench.json").read_text())
     assert data["machine"]["cores"] >= 1 and data["machine"]["device"] == "cpu"
     rows = data["rows"]
-    assert {r["row"] for r in rows} == {1, 2, 3, 4, 5, 6}
+    assert {r["row"] for r in rows} == {1, 2, 3, 4, 5, 6, 7}
     for r in rows:
         assert not r.get("error"), r
         assert r["ratio"] is not None and math.isfinite(r["ratio"]) and r["ratio"] > 0, r

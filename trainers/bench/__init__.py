@@ -12,7 +12,9 @@ process, with its interquartile range; ``ratio >= budget`` passes, see ``docs/ar
 3. rollout storage: SB3 ``RolloutBuffer`` vs ours, fill + GAE + minibatches (:mod:`.storage`);
 4. PPO update: SB3 ``PPO.train()`` vs ours, fp32 and bf16 autocast on CUDA (:mod:`.update`);
 5. end to end: training steps/s vs env-only steps/s, bundled PPO on Go1 (:mod:`.end_to_end`);
-6. (opt-in) two-half overlapped collection vs the plain collector (:mod:`.overlap`).
+6. (opt-in) two-half overlapped collection vs the plain collector (:mod:`.overlap`);
+7. (opt-in) the off-policy learner's replay buffer on its device vs a host NumPy buffer copied per
+   batch, SB3-style: time per update and sampling alone; the learner's updates/s (:mod:`.replay`).
 
     unilab bench --quick            # or: python -m trainers.bench --rows 1,4 --out runs/bench
 """

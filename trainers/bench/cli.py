@@ -17,7 +17,7 @@ from pathlib import Path
 from trainers.cli_checks import positive_int
 
 ROWS = {1: "post-processing kernels", 2: "env step vs mujoco.batch floor", 3: "rollout storage",
-        4: "PPO update", 5: "end to end", 6: "two-half overlapped collection"}
+        4: "PPO update", 5: "end to end", 6: "two-half overlapped collection", 7: "off-policy replay on the device"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,6 +99,10 @@ def run_row(row: int, sizes: Sizes, device, threads: int, tasks: list[str]) -> l
         return [r for amp in ((False, True) if has_bf16 else (False,))
                 for r in bench_end_to_end("UniLab/Go1Joystick-v0", sizes.e2e_envs, sizes.num_steps,
                                           sizes.e2e_iters, device, amp=amp)]
+    if row == 7:
+        from .replay import bench_replay
+        return bench_replay(device, rounds=sizes.rounds, updates=10 if sizes.rounds == 1 else 40,
+                            transitions=20_000 if sizes.rounds == 1 else 200_000)
     if row == 6:
         from .overlap import bench_overlap
         return bench_overlap("UniLab/Go1Joystick-v0", sizes.e2e_envs, sizes.num_steps, sizes.e2e_iters, device)

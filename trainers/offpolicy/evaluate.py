@@ -4,8 +4,8 @@ The deterministic actor (SAC: ``tanh`` of the Gaussian's mean; TD3: the actor) w
 observation normalizer folded in and its ``[-1, 1]`` output mapped to the env's action box:
 :func:`load_actor`. ``unilab eval`` runs it through the shared frame
 (:func:`trainers.common.evaluation.run_episodes`, as PPO's and SB3's runs), ``unilab export``
-writes it as ONNX (:func:`trainers.common.onnx_export.export_policy`); the deploy spec, ``unilab
-play`` and ``unilab ship`` then treat the run as any other.
+writes it as ONNX (:func:`trainers.common.onnx_export.export_policy`); the deploy spec and ``unilab
+play`` then treat the run as any other.
 """
 
 from __future__ import annotations

@@ -90,6 +90,8 @@ class OffPolicyRunner:
         self.ep_ret, self.ep_len = np.zeros(cfg.num_envs), np.zeros(cfg.num_envs, dtype=np.int64)
         self.finished: deque = deque(maxlen=200)  # (return, length, success) of recent episodes
         self.episodes_done = 0
+        self.term_sums: dict[str, float] = {}  # reward/<term> and reward/total summed since the last log row
+        self.term_steps = 0
         self.refilling = False
         if resume is not None:
             self.load(resume)
@@ -123,6 +125,11 @@ class OffPolicyRunner:
         self.iteration += 1
 
     def _episodes(self, reward: np.ndarray, done: np.ndarray, info: dict) -> None:
+        sums = self.term_sums
+        sums["reward/total"] = sums.get("reward/total", 0.0) + float(reward.mean())
+        for name, values in (info.get("reward_terms") or {}).items():
+            sums[f"reward/{name}"] = sums.get(f"reward/{name}", 0.0) + float(np.mean(values))
+        self.term_steps += 1
         self.ep_ret += reward
         self.ep_len += 1
         success = info.get("is_success")
@@ -144,6 +151,12 @@ class OffPolicyRunner:
         return stats
 
     # --- logging and checkpoints -----------------------------------------------------------------
+    def reward_stats(self) -> dict[str, float]:
+        """``reward/<term>``: each term's mean per env step since the last call (they sum to ``reward/total``)."""
+        stats = {k: v / self.term_steps for k, v in self.term_sums.items()} if self.term_steps else {}
+        self.term_sums, self.term_steps = {}, 0
+        return stats
+
     def episode_stats(self) -> dict[str, float]:
         if not self.finished:
             return {}
@@ -216,7 +229,8 @@ class OffPolicyRunner:
                 if bar is not None:
                     bar.update(cfg.num_envs)
                 if self.env_steps >= next_log:
-                    logger.log(self.env_steps, self.iteration, {**stats, **self.episode_stats(), "updates": self.learner.updates,
+                    logger.log(self.env_steps, self.iteration, {**stats, **self.episode_stats(), **self.reward_stats(),
+                                                                "updates": self.learner.updates,
                                                                 "time/steps_per_s": self.env_steps / max(time.time() - start, 1e-9)})
                     next_log = self._next(cfg.log.every_steps)
                 if self.env_steps >= next_ckpt:

@@ -10,8 +10,9 @@ noise columns and the docs tables all come from that list.
 
 A writer is ``@nb.njit(inline="always")`` and writes its group's floats into ``out`` (a 1-D
 view of the group's columns of one env's row). Its other argument names say what it reads:
-any quantity the task's layer offers at that point (the locomotion layer lists them:
-:data:`~unilab_envs.locomotion.observation_kernel.QUANTITIES`). Example, the base height
+any quantity the task's layer offers at that point (the layers list them:
+:data:`~unilab_envs.locomotion.observation_kernel.QUANTITIES`,
+:data:`~unilab_envs.tasks.arm_reward_kernel.REACH_OBS_QUANTITIES` and ``GRASP_OBS_QUANTITIES``). Example, the base height
 above the ground under it, for a legged policy::
 
     @nb.njit(inline="always")
@@ -43,8 +44,8 @@ class ObsGroup:
     """One named observation group (see the module docstring).
 
     ``size``: floats, or the name of a count the layer knows (the locomotion layer's
-    ``"joints"``, ``"feet"``, ``"scan_points"``). ``writer``: the Numba writer, ``None`` where
-    the task's own kernel writes the group (the arm tasks' fixed layouts). ``builder``:
+    ``"joints"``, ``"feet"``, ``"scan_points"``). ``writer``: the Numba writer (``None`` only for a
+    group a task on the bare ``Task`` base writes in a kernel of its own). ``builder``:
     ``(io, data, state) -> values``, the robot side's NumPy reference, ``None`` for a group only
     the critic sees. ``noise``: the default observation-noise scale in the group's units
     (``None``: no noise unless a profile asks for it).
