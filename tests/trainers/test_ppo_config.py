@@ -4,8 +4,8 @@ import dataclasses
 
 import pytest
 
-from trainers.ppo.config import (CONFIG_DIR, ConfigError, TrainConfig, from_dict, load_config, parse_overrides,
-                                 read_yaml, task_defaults_file, to_dict)
+from trainers.ppo.config import (CONFIG_DIR, ConfigError, TrainConfig, from_dict, is_offpolicy_recipe, load_config,
+                                 parse_overrides, read_yaml, task_defaults_file, to_dict)
 
 
 def test_defaults_roundtrip_and_frozen():
@@ -72,7 +72,7 @@ def test_layering_file_then_flags_then_overrides(tmp_path):
 
 
 def test_bundled_task_yamls_are_valid():
-    files = sorted(CONFIG_DIR.glob("*.yaml"))
+    files = sorted(p for p in CONFIG_DIR.glob("*.yaml") if not is_offpolicy_recipe(p))
     assert files, "no bundled task configs"
     for path in files:
         data = read_yaml(path)
@@ -81,3 +81,14 @@ def test_bundled_task_yamls_are_valid():
             assert load_config(cfg.task) == cfg
         else:  # a variant (halfcheetah_tuned.yaml): complete on its own over the task's defaults
             assert load_config(cfg.task, config_file=path) == cfg
+
+
+def test_offpolicy_recipes_are_valid_and_never_a_ppo_tasks_defaults():
+    from trainers.offpolicy.config import OffPolicyConfig, recipe_file
+
+    recipes = sorted(p for p in CONFIG_DIR.glob("*.yaml") if is_offpolicy_recipe(p))
+    assert recipes
+    for path in recipes:
+        cfg = from_dict(OffPolicyConfig, read_yaml(path))
+        assert recipe_file(cfg.task) == path
+        assert task_defaults_file(cfg.task) != path  # `unilab train --task ...` (PPO) never reads a SAC recipe

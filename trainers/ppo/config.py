@@ -253,9 +253,14 @@ def read_yaml(path: str | Path) -> dict:
     return _read_yaml(path, "config file", "check the --config path")
 
 
+def is_offpolicy_recipe(path: Path) -> bool:
+    """``*_sac.yaml``: a recipe of the off-policy learner (``--algo sac|td3``), not a PPO config."""
+    return path.name.endswith("_sac.yaml")
+
+
 def task_defaults_file(task: str) -> Path | None:
-    """The bundled YAML whose ``task:`` key equals ``task``, if any."""
-    for path in sorted(CONFIG_DIR.glob("*.yaml")):
+    """The bundled PPO YAML whose ``task:`` key equals ``task``, if any (off-policy recipes left out)."""
+    for path in sorted(p for p in CONFIG_DIR.glob("*.yaml") if not is_offpolicy_recipe(p)):
         data = load_yaml(path.read_text()) or {}
         if data.get("task") == task:
             return path
