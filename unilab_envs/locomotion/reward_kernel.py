@@ -104,6 +104,8 @@ def step_block(lo, hi, obs, privileged_obs, reward_terms, reward, terminated, ep
 @nb.njit(parallel=True, cache=True, _nrt=False)
 def compute(obs, privileged_obs, reward_terms, reward, terminated, episode_step, rng,
             physics, robot, legs, ground, params, commands, weights, term_params):
+    if obs.shape[1] != {obs_width} or privileged_obs.shape[1] != {privileged_width}:
+        raise ValueError("obs / privileged_obs are not as wide as the task's observation groups")
     clip_scale = weights[weights.shape[0] - 1] / params.dt
     n = obs.shape[0]
     for b in nb.prange(blocks(n)):
@@ -128,6 +130,8 @@ def observe_block(lo, hi, ids, obs, privileged_obs, physics, robot, legs, ground
 @nb.njit(parallel=True, cache=True, _nrt=False)
 def observe(ids, obs, privileged_obs, physics, robot, legs, ground, params, commands):
     """Observations of rows ``ids`` after a reset: feet placed, every group written from the current state."""
+    if obs.shape[1] != {obs_width} or privileged_obs.shape[1] != {privileged_width}:
+        raise ValueError("obs / privileged_obs are not as wide as the task's observation groups")
     n = ids.shape[0]
     for b in nb.prange(blocks(n)):
         observe_block(b * ROWS_PER_BLOCK, min(n, (b + 1) * ROWS_PER_BLOCK), ids, obs, privileged_obs, physics, robot, legs,
@@ -137,10 +141,12 @@ def observe(ids, obs, privileged_obs, physics, robot, legs, ground, params, comm
 _TERMINATION = "termination"
 
 
-def kernel_source(terms: tuple[RewardTerm, ...], active: tuple[bool, ...], write_observations: str = "") -> str:
+def kernel_source(terms: tuple[RewardTerm, ...], active: tuple[bool, ...], write_observations: str = "",
+                  widths: tuple[int, int] = (0, 0)) -> str:
     """The generated module's source for ``terms`` of which ``active`` are evaluated (the ``positive_clip``
-    column follows them) and the observation writes ``write_observations``
-    (:func:`~unilab_envs.locomotion.observation_kernel.observation_source`)."""
+    column follows them), the observation writes ``write_observations``
+    (:func:`~unilab_envs.locomotion.observation_kernel.observation_source`) and the observations' ``widths``
+    (checked before the loops: the writes take them as constants)."""
     lines, shaped, after = [f"    {line}" for line in term_assignments(terms, active, QUANTITIES)], [], []
     for k, term in enumerate(terms):
         if not active[k]:
@@ -151,7 +157,8 @@ def kernel_source(terms: tuple[RewardTerm, ...], active: tuple[bool, ...], write
         else:
             shaped.append(f"    shaped += t{k}")
     return _TEMPLATE.format(
-        names=", ".join(t.name for t in terms), write_observations=write_observations, base=", ".join(BASE), sums=", ".join(SUMS), feet=", ".join(FEET),
+        names=", ".join(t.name for t in terms), write_observations=write_observations, obs_width=widths[0],
+        privileged_width=widths[1], base=", ".join(BASE), sums=", ".join(SUMS), feet=", ".join(FEET),
         terms="\n".join(lines), shaped="\n".join(shaped), after_clip="\n".join(after) or "    pass",
         columns="\n".join(f"    reward_terms[i, {k}] = t{k}" for k in range(len(terms))), clip_column=len(terms),
     )  # fmt: skip
@@ -163,4 +170,4 @@ def step_kernel(terms: tuple[RewardTerm, ...], active: tuple[bool, ...], plan: O
     ``compute`` is the task's step kernel, its ``observe`` writes the observations after a reset (module docstring)."""
     writes, bindings = observation_source(plan)
     bindings.update({f"term_{k}": term.func for k, (term, on) in enumerate(zip(terms, active)) if on})
-    return generated_module("locomotion_step", kernel_source(terms, active, writes), bindings, depends=_DEPENDS)
+    return generated_module("locomotion_step", kernel_source(terms, active, writes, plan.widths), bindings, depends=_DEPENDS)
