@@ -32,7 +32,7 @@ import os
 import sys
 from pathlib import Path
 
-from trainers.cli_checks import fail, step_count
+from trainers.cli_checks import fail, report_training, step_count
 from trainers.offpolicy.cli import OFFPOLICY_ALGOS  # torch-free: the learner is imported when it trains
 
 SB3_ALGOS = ("sb3-ppo", "sb3-sac", "sb3-td3")
@@ -307,15 +307,7 @@ def _train_ppo(args: argparse.Namespace, cfg) -> int:
     status = exit_status(result.stop_signal) if result.interrupted else 0
     if os.environ.get("RANK", "0") not in ("", "0"):
         return status  # rank 0 reports
-    s = result.stats
-    print(f"{'stopped' if result.interrupted else 'done'}: {result.env_steps} steps, {result.iterations} iterations, "
-          f"{result.wall_time:.0f} s; return {s.get('episode/return', float('nan')):.3f}"
-          + (f", success {s['episode/success']:.1%}" if "episode/success" in s else ""))
-    if result.stop_reason:
-        print(f"stopped early: {result.stop_reason} (the config's stop: section)")
-    print(f"checkpoint: {result.checkpoint}")
-    if result.learning_curve:
-        print(f"learning curve: {result.learning_curve}")
+    report_training(result, f"{result.iterations} iterations")
     return status
 
 

@@ -118,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
     """Measure the rows ``args`` asks for (parsed by :func:`add_arguments`'s options), print the
     table, write bench.json and bench.png; 1 if a row failed, 2 for an unusable device."""
     import unilab_envs  # thread policies before torch / numba start their pools; registers tasks
-    from trainers.ppo.runner import resolve_device
+    from trainers.common.device import resolve_device
     from unilab_envs.threads import configure_threads
 
     from . import report, stats

@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 
 Sim2RealSpec = str | Mapping[str, Any] | None
 
@@ -178,6 +179,14 @@ def make_vec_env(task: str, num_envs: int, env_kwargs: dict | None = None,
     except ValueError:  # ConfigError: an unknown group, a task without named groups
         env.close()
         raise
+
+
+def final_rows(final: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Rows ``rows`` of SAME_STEP's ``info["final_obs"]`` (or ``"final_privileged_obs"``): a dense ``(N, D)``
+    array (UniLab's) or Gymnasium's object array of per-env arrays."""
+    if final.dtype == object:
+        return np.stack([np.asarray(final[i], dtype=np.float32) for i in rows])
+    return final[rows]
 
 
 def with_history(env: gym.vector.VectorEnv, obs_history: Any) -> gym.vector.VectorEnv:

@@ -17,14 +17,14 @@ OFFPOLICY_ALGOS = ("sac", "td3")
 def train_offpolicy(args: argparse.Namespace, claim_out) -> int:
     """Run ``unilab train`` for ``args.algo`` in :data:`OFFPOLICY_ALGOS`; the exit status.
     ``claim_out(args, out)``: the CLI's run-folder rule, 0 or an exit status."""
-    from trainers.cli_checks import UsageError, check_device, check_task
+    from trainers.cli_checks import UsageError, check_device, check_task, fail, report_training
     from trainers.common.checkpoint import CheckpointError
     from trainers.offpolicy.config import OffPolicyConfig, load_offpolicy_config
     from trainers.offpolicy.runner import load_run_config
     from unilab_envs.config import ConfigError, deep_merge, from_dict, parse_overrides, to_dict
 
     if args.init_from:
-        return _fail(f"--init-from starts the bundled PPO from a PPO run; --algo {args.algo} has no such option")
+        return fail("train", f"--init-from starts the bundled PPO from a PPO run; --algo {args.algo} has no such option")
     overrides = [*args.overrides, "log.progress=false"] if args.no_progress else list(args.overrides)
     flags = dict(num_envs=args.num_envs, total_steps=args.total_steps, device=args.device, seed=args.seed, out=args.out,
                  torch_threads=args.torch_threads)
@@ -37,7 +37,7 @@ def train_offpolicy(args: argparse.Namespace, claim_out) -> int:
         check_task(cfg.task)
         check_device(cfg.device)
     except (ConfigError, CheckpointError, UsageError) as e:
-        return _fail(e)
+        return fail("train", e)
     if args.print_config:
         import yaml
 
@@ -52,22 +52,10 @@ def train_offpolicy(args: argparse.Namespace, claim_out) -> int:
     try:
         result = train(cfg, resume=args.resume)
     except (CheckpointError, ConfigError, ValueError) as e:
-        return _fail(e)
+        return fail("train", e)
     except KeyboardInterrupt:
         print("unilab train: interrupted before the first env step; nothing was saved", file=sys.stderr)
         return 130
-    s = result.stats
-    print(f"{'stopped' if result.interrupted else 'done'}: {result.env_steps} steps, {result.updates} updates, "
-          f"{result.wall_time:.0f} s; return {s.get('episode/return', float('nan')):.3f}"
-          + (f", success {s['episode/success']:.1%}" if "episode/success" in s else ""))
-    if result.stop_reason:
-        print(f"stopped early: {result.stop_reason} (the config's stop: section)")
-    print(f"checkpoint: {result.checkpoint}")
-    if result.learning_curve:
-        print(f"learning curve: {result.learning_curve}")
+    report_training(result, f"{result.updates} updates")
     return exit_status(None) if result.interrupted else 0
 
-
-def _fail(error) -> int:
-    print(f"unilab train: {error}", file=sys.stderr)
-    return 2

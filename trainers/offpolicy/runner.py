@@ -27,7 +27,8 @@ import yaml
 
 from trainers.common.atomic import atomic_write
 from trainers.common.checkpoint import load_checkpoint, save_checkpoint, to_numpy, to_tensors
-from trainers.common.envs import autoreset_mode, make_vec_env
+from trainers.common.device import resolve_device
+from trainers.common.envs import autoreset_mode, final_rows, make_vec_env
 from trainers.common.logging import RunLogger
 from trainers.offpolicy.config import OffPolicyConfig
 from trainers.offpolicy.learner import OffPolicyLearner
@@ -47,17 +48,6 @@ class OffPolicyResult:
     learning_curve: Path | None
     interrupted: bool = False
     stop_reason: str | None = None
-
-
-def resolve_device(device: str) -> torch.device:
-    return torch.device("cuda" if device == "auto" and torch.cuda.is_available() else ("cpu" if device == "auto" else device))
-
-
-def _final_rows(info: dict, key: str, rows: np.ndarray) -> np.ndarray:
-    final = info[key]
-    if final.dtype == object:
-        return np.stack([np.asarray(final[i], dtype=np.float32) for i in rows])
-    return final[rows]
 
 
 class OffPolicyRunner:
@@ -111,10 +101,10 @@ class OffPolicyRunner:
         if done.any():
             rows = np.flatnonzero(done)
             stored_next = next_obs.copy()
-            stored_next[rows] = _final_rows(info, "final_obs", rows)
+            stored_next[rows] = final_rows(info["final_obs"], rows)
             if next_priv is not None:
                 next_priv = next_priv.copy()
-                next_priv[rows] = _final_rows(info, "final_privileged_obs", rows)
+                next_priv[rows] = final_rows(info["final_privileged_obs"], rows)
         self.replay.add(self.obs, action, reward, stored_next, terminated, truncated, self.priv, next_priv)
         row = (self.replay.cursor - 1) % self.replay.rows  # the step just stored: statistics from the device copy
         obs_t = self.replay.obs[row]

@@ -29,7 +29,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from ..common.envs import autoreset_mode
+from ..common.envs import autoreset_mode, final_rows
 from .algorithm import PPO
 from .models import EmpiricalNormalizer
 from .reward_norm import RewardNormalizer
@@ -135,13 +135,6 @@ class EpisodeTracker:
 
 #: EpisodeTracker's rolling windows and the dtype each is saved as (exact: float64 returns, int lengths, flags)
 _WINDOWS = {"returns": torch.float64, "lengths": torch.int64, "terminated": torch.bool, "successes": torch.bool}
-
-
-def _final_rows(final: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """Rows ``idx`` of a dense ``(N, D)`` array or of Gymnasium's object array of per-env arrays."""
-    if final.dtype == object:
-        return np.stack([np.asarray(final[i], dtype=np.float32) for i in idx])
-    return final[idx]
 
 
 def critic_input(obs: np.ndarray, privileged_obs: np.ndarray) -> np.ndarray:
@@ -413,11 +406,11 @@ class Collector:
         """V(true final observation) of ``rows`` (SAME_STEP)."""
         if "final_obs" not in info:
             raise KeyError("SAME_STEP env truncated an episode without info['final_obs']")
-        final_np = _final_rows(info["final_obs"], rows)
+        final_np = final_rows(info["final_obs"], rows)
         final = torch.from_numpy(np.ascontiguousarray(final_np, dtype=np.float32)).to(self.device)
         crit = None
         if self.privileged:
-            crit_np = critic_input(final_np, _final_rows(info["final_privileged_obs"], rows))
+            crit_np = critic_input(final_np, final_rows(info["final_privileged_obs"], rows))
             crit = torch.from_numpy(crit_np).to(self.device)
         _, crit_n = self.algo.normalize(final, crit)
         return self.algo.value(crit_n)

@@ -51,6 +51,7 @@ from unilab_envs.threads import torch_thread_count
 
 from ..common.checkpoint import CheckpointError, load_checkpoint, save_checkpoint, to_numpy, to_tensors
 from ..common.denormals import denormals_flushed
+from ..common.device import resolve_device
 from ..common.logging import RunLogger
 from ..common.signals import route_stop_signals, say
 from .algorithm import PPO, linear_learning_rate
@@ -64,15 +65,6 @@ from .models import ActorCritic, EmpiricalNormalizer
 from .storage import RolloutStorage
 
 _REQUIRED = ("config", "dims", "algo", "iteration", "env_steps", "rng")
-
-
-def resolve_device(name: str) -> torch.device:
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    dev = torch.device(name)
-    if dev.type == "cuda" and not torch.cuda.is_available():
-        raise RuntimeError(f"device {name!r} requested but CUDA is not available (use --device cpu)")
-    return dev
 
 
 @dataclasses.dataclass
