@@ -168,6 +168,12 @@ def build_parser() -> argparse.ArgumentParser:
                         usage="unilab adapt RUN --sim2real PROFILE [options] [key=value ...]",
                         description=adapt_cli.DESCRIPTION, epilog=adapt_cli.EPILOG)
     adapt_cli.add_arguments(ad)
+
+    from trainers import robot_cli
+
+    rb = sub.add_parser("robot", help="the DDS robot bridge: a simulated robot (sim), a policy on the robot (run)",
+                        description=robot_cli.DESCRIPTION)
+    robot_cli.add_arguments(rb)
     return p
 
 
@@ -350,6 +356,13 @@ def _play(args: argparse.Namespace) -> int:
 def _adapt(args: argparse.Namespace) -> int:
     """``unilab adapt``: fine-tune in rounds under a shifted profile, with a fuse (:mod:`trainers.adapt_cli`)."""
     from trainers.adapt_cli import run
+
+    return run(args)
+
+
+def _robot(args: argparse.Namespace) -> int:
+    """``unilab robot sim|run``: the DDS robot bridge (:mod:`trainers.robot_cli`)."""
+    from trainers.robot_cli import run
 
     return run(args)
 
@@ -577,7 +590,7 @@ def main(argv: list[str] | None = None) -> int:
     if takes_overrides:
         args.overrides = list(extra)
     code = {"train": _train, "eval": _eval, "export": _export, "ship": _ship, "tasks": _tasks, "bench": _bench,
-            "play": _play, "adapt": _adapt}[args.command](args)
+            "play": _play, "adapt": _adapt, "robot": _robot}[args.command](args)
     if args.command == "train" and int(os.environ.get("WORLD_SIZE", "1")) > 1:
         from trainers.ppo.distributed import exit_finished_rank
 

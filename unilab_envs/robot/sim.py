@@ -119,6 +119,7 @@ class SimRobot:
         self._first_cmd: float | None = None
         self._last_cmd: float | None = None
         self._damping = False
+        self._down = False
         self._sent_at: deque = deque(maxlen=4096)  # (tick, time) of published states
         self.episode = 0
         self._reset()
@@ -239,7 +240,14 @@ class SimRobot:
         return q, dq, gyro, linvel, quat
 
     def _episodes(self) -> None:
-        if self.config.episode_s is None or self.on_gantry:
+        if self.on_gantry:
+            return
+        if self.config.episode_s is None:  # one run: a fall under command counts (not the slump after damping)
+            down = fell(self.io, self.data)
+            if down and not self._down and not self._damping:
+                self.stats.falls += 1
+                self.say(f"the robot fell at {self.time:.2f} s")
+            self._down = down
             return
         if self.episode == 0:  # off the gantry: episode 1 starts from here, as it stands
             self.episode = 1

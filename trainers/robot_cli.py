@@ -1,0 +1,215 @@
+"""``unilab robot sim|run``: the DDS robot bridge (:mod:`unilab_envs.robot`).
+
+    unilab robot sim policies/g1_joystick_real                    # a simulated G1 on rt/lowcmd / rt/lowstate (loopback)
+    unilab robot run policies/g1_joystick_real --command fixed --vx 0.5 --log runs/robot/g1
+    unilab robot run policies/g1_joystick_real                    # commands from the state's wireless remote
+
+Both need the ``robot`` extra (``pip install -e ".[robot]"``); mistakes end in one line on
+stderr and exit status 2. Everything stays on 127.0.0.1 unless --interface / --peer say otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+DESCRIPTION = ("Drive a robot over Unitree's low-level DDS messages (rt/lowcmd, rt/lowstate) with an exported policy "
+               "(`run`), or simulate one on the same wire in plain MuJoCo (`sim`). Cyclone DDS runs on the loopback "
+               "interface with multicast off and the peer 127.0.0.1 unless --interface/--peer name a robot's network.")
+
+
+def _wire_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--robot", choices=("g1", "go2"), help="the robot on the wire (default: the one whose motors the "
+                                                          "spec's joints name)")
+    p.add_argument("--domain", type=int, default=1, help="DDS domain id (default 1, as Unitree's simulators; robots use 0)")
+    p.add_argument("--interface", default="127.0.0.1", help="network interface (address or name; default 127.0.0.1)")
+    p.add_argument("--peer", action="append", help="unicast discovery peer (repeatable; default 127.0.0.1)")
+    p.add_argument("--duration", type=float, metavar="SECONDS", help="stop after this long (default: Ctrl-C)")
+    p.add_argument("--seed", type=int, default=0, help="seed of resets, noise, loss and drawn commands (default 0)")
+    p.add_argument("--summary", metavar="PATH.json", help="also write the end-of-run summary as JSON")
+    p.add_argument("--spec", metavar="PATH", help="deploy spec to use instead of the one exported with the policy")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The ``unilab robot`` subcommands."""
+    sub = p.add_subparsers(dest="robot_command", required=True, help="sim: a simulated robot; run: a policy on the robot")
+    s = sub.add_parser("sim", help="a simulated robot on the wire (plain MuJoCo at the spec's physics rate)")
+    s.add_argument("policy", help="policy folder or deploy spec whose model, reset and fall rule to simulate")
+    _wire_arguments(s)
+    s.add_argument("--model-path", metavar="FILE.xml", help="simulate another MJCF with the spec's names")
+    s.add_argument("--latency-ms", type=float, default=0.0, help="wire latency each way (default 0)")
+    s.add_argument("--loss", type=float, default=0.0, help="fraction of messages lost each way (default 0)")
+    s.add_argument("--sim2real", metavar="PROFILE", help="add this profile's observation noise to the sensors")
+    s.add_argument("--gantry-s", type=float, default=2.0,
+                   help="hold the base this long after the first command (default 2; 0: stand on the floor at once)")
+    s.add_argument("--episode-s", type=float, help="reset the robot (as `unilab play` does) on a fall or after this long")
+    s.add_argument("--cmd-timeout", type=float, default=0.1, help="no valid command for this long: damping (default 0.1 s)")
+    s.add_argument("--remote", nargs=3, type=float, metavar=("LX", "LY", "RX"), default=(0.0, 0.0, 0.0),
+                   help="the wireless remote's sticks the state carries, in [-1, 1] (default centred)")
+    r = sub.add_parser("run", help="run an exported policy on the robot over DDS")
+    r.add_argument("policy", help="folder holding policy.onnx and deploy_spec.json (e.g. policies/g1_joystick_real)")
+    _wire_arguments(r)
+    r.add_argument("--command", dest="command_source", choices=("remote", "fixed", "script"), default="remote",
+                   help="velocity command source: the state's wireless remote (default), --vx/--vy/--yaw, or drawn "
+                        "as training draws them (script)")
+    r.add_argument("--vx", type=float, default=0.0, help="--command fixed: forward speed (m/s)")
+    r.add_argument("--vy", type=float, default=0.0, help="--command fixed: sideways speed (m/s)")
+    r.add_argument("--yaw", type=float, default=0.0, help="--command fixed: yaw rate (rad/s)")
+    r.add_argument("--damping-s", type=float, default=0.5, help="start-up damping (default 0.5 s)")
+    r.add_argument("--move-s", type=float, default=1.5, help="timed move to the home pose (default 1.5 s)")
+    r.add_argument("--state-timeout", type=float, default=0.1, help="no fresh state for this long: damping (default 0.1 s)")
+    r.add_argument("--connect-timeout", type=float, default=5.0, help="wait this long for the robot (default 5 s)")
+    r.add_argument("--log", metavar="PATH", help="per-step log: PATH.csv streamed, PATH.npz at the end (docs/robot_bridge.md)")
+    r.add_argument("--follow-episodes", action="store_true", help="restart the controller on the simulator's new episodes")
+    r.add_argument("--rt", action="store_true", help="ask for real-time priority (SCHED_FIFO 50; needs the right)")
+
+
+def _fail(message: object) -> int:
+    print(f"unilab robot: {' '.join(str(message).split())}", file=sys.stderr)
+    return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    """Entry point of ``unilab robot``."""
+    from unilab_envs.robot.dds_config import DdsConfig
+
+    try:
+        config = DdsConfig(domain_id=args.domain, interface=args.interface, peers=tuple(args.peer or ("127.0.0.1",)))
+    except ValueError as e:
+        return _fail(e)
+    try:
+        from unilab_envs.robot.dds import DdsTransport
+    except ImportError as e:
+        return _fail(e)
+    from trainers.play.model import load_play_model
+    from trainers.play.policy import PlayError, find_policy
+    from unilab_envs.deploy import SpecError, load_spec
+    from unilab_envs.robot.motors import NameMapError, robot_def, robot_for_joints
+
+    try:
+        path = Path(args.policy)
+        if path.is_file() and path.suffix == ".json":
+            bundle, spec = None, load_spec(path)
+        else:
+            bundle = find_policy(path, args.spec)
+            spec = bundle.spec
+        model = load_play_model(spec, getattr(args, "model_path", None))
+        robot = robot_def(args.robot) if args.robot else robot_for_joints(spec.action.joint_names)
+    except (PlayError, SpecError, NameMapError, ValueError) as e:
+        return _fail(e)
+    code = (_sim if args.robot_command == "sim" else _run)(args, spec, model, robot, bundle, config, DdsTransport)
+    return code
+
+
+def _summary(args, summary: dict) -> None:
+    print(json.dumps(summary))
+    if args.summary:
+        Path(args.summary).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.summary).write_text(json.dumps(summary, indent=1) + "\n")
+
+
+def _sim(args, spec, model, robot, bundle, config, DdsTransport) -> int:
+    from unilab_envs.robot import messages as M
+    from unilab_envs.robot.remote import Remote
+    from unilab_envs.robot.sim import NOISE_GROUPS, SimConfig, SimRobot
+
+    noise, dist = (), "uniform"
+    try:
+        if args.sim2real:
+            from unilab_envs.deploy.sim2real import load_play_profile
+
+            section = load_play_profile(args.sim2real).get("observation_noise") or {}
+            scales = {k: float(v) * float(section.get("level", 1.0)) for k, v in (section.get("scales") or {}).items()}
+            noise = tuple((k, v) for k, v in scales.items() if k in NOISE_GROUPS)
+            dist = section.get("distribution", "uniform")
+        lx, ly, rx = args.remote
+        sim_config = SimConfig(latency_s=args.latency_ms / 1e3, loss=args.loss, noise=noise, noise_distribution=dist,
+                               gantry_s=args.gantry_s, cmd_timeout_s=args.cmd_timeout, episode_s=args.episode_s,
+                               seed=args.seed, remote=Remote(lx=lx, ly=ly, rx=rx))
+    except (ValueError, OSError) as e:
+        return _fail(e)
+    topics = {M.TOPIC_CMD: robot.family.cmd, M.TOPIC_STATE: robot.family.state, M.TOPIC_ODOM: M.ODOM}
+    transport = DdsTransport(config, topics, publish=(M.TOPIC_STATE, M.TOPIC_ODOM), subscribe=(M.TOPIC_CMD,))
+    sim = SimRobot(spec, model, robot, transport, sim_config)
+    print(f"unilab robot sim: {robot.name} ({robot.family.state_type}) on domain {config.domain_id}, interface "
+          f"{config.interface}, {1 / sim.dt:.0f} Hz physics", file=sys.stderr, flush=True)
+    try:
+        summary = sim.run(args.duration)
+    finally:
+        transport.close()
+    _summary(args, {**summary, "base_xy": [round(float(v), 3) for v in sim.data.qpos[sim.io.root_q:sim.io.root_q + 2]]
+                    if sim.io.root_q >= 0 else None})
+    return 0
+
+
+def _run(args, spec, model, robot, bundle, config, DdsTransport) -> int:
+    import os
+
+    from trainers.play.policy import OnnxPolicy, PlayError
+    from unilab_envs.robot import messages as M
+    from unilab_envs.robot.motors import NameMapError
+    from unilab_envs.robot.runtime import RobotRuntime, RuntimeConfig, RuntimeFault
+    from unilab_envs.robot.steplog import StepLog
+
+    if bundle is None:
+        return _fail(f"{args.policy} is a deploy spec; `unilab robot run` needs the policy folder (policy.onnx beside it)")
+    try:
+        policy = OnnxPolicy(bundle.onnx, spec)
+        rc = RuntimeConfig(damping_s=args.damping_s, move_s=args.move_s, state_timeout_s=args.state_timeout,
+                           connect_timeout_s=args.connect_timeout, command=args.command_source,
+                           fixed_command=(args.vx, args.vy, args.yaw), follow_episodes=args.follow_episodes,
+                           seed=args.seed)
+    except (PlayError, ValueError) as e:
+        return _fail(e)
+    topics = {M.TOPIC_CMD: robot.family.cmd, M.TOPIC_STATE: robot.family.state, M.TOPIC_ODOM: M.ODOM}
+    transport = DdsTransport(config, topics, publish=(M.TOPIC_CMD,), subscribe=(M.TOPIC_STATE, M.TOPIC_ODOM))
+    say = lambda line: print(f"unilab robot run: {line}", file=sys.stderr, flush=True)  # noqa: E731
+    try:
+        runtime = RobotRuntime(spec, model, policy, robot, transport, rc, say=say)
+    except NameMapError as e:  # the robot is told to damp before we leave
+        _damp_all(robot, transport)
+        transport.close()
+        return _fail(f"{e}; damping sent")
+    if args.rt:
+        try:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(50))
+        except (PermissionError, OSError, AttributeError) as e:
+            say(f"no real-time priority ({e.__class__.__name__}: run as root or grant CAP_SYS_NICE); running without")
+    log = StepLog(args.log, runtime.log_groups()) if args.log else None
+    runtime.log = log
+    try:
+        runtime.wait_for_robot()
+        say(f"{robot.name} found on domain {config.domain_id}: damping {rc.damping_s:g} s, move to home {rc.move_s:g} s, "
+            f"then the policy at {1 / spec.timing.control_dt:.0f} Hz (commands: {rc.command})")
+        summary = runtime.run(args.duration)
+    except RuntimeFault as e:
+        runtime.damp()
+        return _fail(f"{e}; damping sent")
+    finally:
+        if log is not None:
+            say(f"log: {log.close()} and {log.path.with_suffix('.csv')}")
+        transport.close()
+    _summary(args, summary)
+    return 0 if summary["fault"] is None else 1
+
+
+def _damp_all(robot, transport) -> None:
+    """Damping on every motor of ``robot`` (Kp 0, Kd 1), a few times."""
+    import time
+
+    from unilab_envs.robot import messages as M
+    from unilab_envs.robot.crc import stamp_crc
+
+    waited = 0.0
+    while transport.matched(M.TOPIC_CMD) == 0 and waited < 1.0:  # the robot's reader, if it is there
+        time.sleep(0.02)
+        waited += 0.02
+    msg = M.new_cmd(robot.family)
+    n = len(robot.motors)
+    msg["motor_cmd"]["mode"][:n], msg["motor_cmd"]["kd"][:n] = M.MOTOR_ENABLE, 1.0
+    stamp_crc(msg)
+    for _ in range(3):
+        transport.publish(M.TOPIC_CMD, msg)
+        time.sleep(0.01)
