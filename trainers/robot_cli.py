@@ -48,6 +48,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument("--cmd-timeout", type=float, default=0.1, help="no valid command for this long: damping (default 0.1 s)")
     s.add_argument("--remote", nargs=3, type=float, metavar=("LX", "LY", "RX"), default=(0.0, 0.0, 0.0),
                    help="the wireless remote's sticks the state carries, in [-1, 1] (default centred)")
+    ls = sub.add_parser("lockstep", help="runtime and simulated robot on one virtual clock (no DDS): falls over episodes")
+    ls.add_argument("policy", help="folder holding policy.onnx and deploy_spec.json")
+    ls.add_argument("--episodes", type=int, default=64, help="episodes to run (default 64)")
+    ls.add_argument("--episode-s", type=float, help="episode length (default: the spec's max_steps)")
+    ls.add_argument("--latency-ms", type=float, default=0.0, help="wire latency each way (default 0)")
+    ls.add_argument("--loss", type=float, default=0.0, help="fraction of messages lost each way (default 0)")
+    ls.add_argument("--seed", type=int, default=0, help="seed of resets, loss and drawn commands (default 0)")
+    ls.add_argument("--summary", metavar="PATH.json", help="also write the summary as JSON")
+    ls.add_argument("--spec", metavar="PATH", help="deploy spec to use instead of the one exported with the policy")
     r = sub.add_parser("run", help="run an exported policy on the robot over DDS")
     r.add_argument("policy", help="folder holding policy.onnx and deploy_spec.json (e.g. policies/g1_joystick_real)")
     _wire_arguments(r)
@@ -75,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
     """Entry point of ``unilab robot``."""
     from unilab_envs.robot.dds_config import DdsConfig
 
+    if args.robot_command == "lockstep":
+        return _lockstep(args)
     try:
         config = DdsConfig(domain_id=args.domain, interface=args.interface, peers=tuple(args.peer or ("127.0.0.1",)))
     except ValueError as e:
@@ -213,3 +224,38 @@ def _damp_all(robot, transport) -> None:
     for _ in range(3):
         transport.publish(M.TOPIC_CMD, msg)
         time.sleep(0.01)
+
+
+def _lockstep(args) -> int:
+    """Runtime and simulated robot in lock step on the in-process wire: falls over ``--episodes`` episodes
+    (the commands drawn as training draws them, each episode a fresh reset as `unilab play` draws one)."""
+    import time
+
+    from trainers.play.model import load_play_model
+    from trainers.play.policy import OnnxPolicy, PlayError, find_policy
+    from unilab_envs.robot.lockstep import run_lockstep
+    from unilab_envs.robot.motors import NameMapError, robot_for_joints
+    from unilab_envs.robot.runtime import RobotRuntime, RuntimeConfig
+    from unilab_envs.robot.sim import SimConfig, SimRobot
+    from unilab_envs.robot.wire import LocalBus
+
+    try:
+        bundle = find_policy(args.policy, args.spec)
+        spec = bundle.spec
+        robot = robot_for_joints(spec.action.joint_names)
+        episode_s = args.episode_s or spec.episode.max_steps * spec.timing.control_dt
+        bus = LocalBus()
+        sim = SimRobot(spec, load_play_model(spec), robot, bus.endpoint(),
+                       SimConfig(latency_s=args.latency_ms / 1e3, loss=args.loss, episode_s=episode_s, seed=args.seed))
+        runtime = RobotRuntime(spec, load_play_model(spec), OnnxPolicy(bundle.onnx, spec), robot, bus.endpoint(),
+                               RuntimeConfig(command="script", follow_episodes=True, seed=args.seed))
+    except (PlayError, NameMapError, ValueError) as e:
+        return _fail(e)
+    start = time.perf_counter()
+    # start-up on the gantry (episode 0), then --episodes episodes
+    run_lockstep(runtime, sim, 1e9, until=lambda: sim.stats.episodes >= args.episodes)
+    summary = {**sim.summary(), "fall_rate": round(sim.stats.falls / max(1, sim.stats.episodes), 4),
+               "wall_s": round(time.perf_counter() - start, 1), "runtime_mode": runtime.mode,
+               "runtime_fault": runtime.fault_reason}
+    _summary(args, summary)
+    return 0

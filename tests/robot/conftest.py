@@ -30,15 +30,7 @@ class Lines(list):
 
 
 def lockstep(runtime, sim, seconds: float, t0: float = 0.0, sim_alive=lambda t: True) -> float:
-    """Tick the runtime every control period and step the simulated robot ``substeps`` times between ticks,
-    on one virtual clock; returns the clock at the end. ``sim_alive(t)``: False stops the robot (a dead peer)."""
-    spec = runtime.spec
-    dt, sub = spec.timing.control_dt, spec.timing.substeps
-    n = int(round(seconds / dt))
-    for k in range(n):
-        now = t0 + k * dt
-        runtime.tick(now)
-        for i in range(sub):
-            if sim_alive(now):
-                sim.step(now + i * sim.dt)
-    return t0 + n * dt
+    """:func:`unilab_envs.robot.lockstep.run_lockstep` (one virtual clock, the in-process wire)."""
+    from unilab_envs.robot.lockstep import run_lockstep
+
+    return run_lockstep(runtime, sim, seconds, t0, sim_alive)

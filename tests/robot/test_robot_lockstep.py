@@ -56,3 +56,16 @@ def test_move_reaches_home_linearly(g1):
     lockstep(rt, sim, 0.5, t0=0.24)  # the last tick at 0.72 s: half-way through the 1 s move
     sent = rt.cmd_msg["motor_cmd"]["q"][:29]
     np.testing.assert_allclose(sent, start + 0.5 * (rt.io.home - start), atol=1e-6)
+
+
+def test_lockstep_command_counts_episodes_and_falls(tmp_path, capsys):
+    import json
+
+    from trainers.cli import main
+
+    assert main(["robot", "lockstep", "policies/g1_joystick_real", "--episodes", "2", "--episode-s", "1",
+                 "--summary", str(tmp_path / "s.json")]) == 0
+    summary = json.loads((tmp_path / "s.json").read_text())
+    assert summary["episodes"] == 2 and summary["falls"] == 0 and summary["runtime_fault"] is None
+    assert summary["sim_time_s"] >= 2.0 + 2.0  # the start-up on the gantry, then two 1 s episodes
+    assert json.loads(capsys.readouterr().out) == summary
