@@ -116,3 +116,16 @@ def test_stamped_command_roundtrip_is_measured(g1):
     assert sim.summary()["round_trip_ms_p50"] == pytest.approx(4.0)
     msg = stamp_crc(M.new_cmd(M.HG))
     assert M.get_tag(msg) == 0
+
+
+def test_a_guard_watchdog_is_one_line_and_its_safe_mode(g1):
+    sim, rt, lines = _pair(g1)
+    lockstep(rt, sim, 2.4)
+    assert rt.mode == "policy"
+    q = sim.io.root_q
+    sim.data.qpos[q + 3:q + 7] = (np.cos(0.6), np.sin(0.6), 0.0, 0.0)  # rolled by 1.2 rad, beyond the spec's 0.8
+    lockstep(rt, sim, 0.1, t0=2.4)
+    # the simulated robot reports the fall, the runtime its guard's trip
+    assert lines == ["the robot fell at 2.40 s", "the safety guard's tilt watchdog tripped: damping"]
+    mc = rt.cmd_msg["motor_cmd"][:29]
+    assert (mc["kp"] == 0).all() and (mc["kd"] > 0).all()

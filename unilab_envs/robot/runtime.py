@@ -230,7 +230,7 @@ class RobotRuntime:
             kp, kd = self.guard.gains()
             if self.guard.latched and not self._guard_reported:
                 self._guard_reported = True
-                self.say(f"the safety guard's {self.guard.reason} watchdog tripped: {self.guard.limits.safe_mode}")
+                self.say(f"the safety guard's {self.guard.reason} watchdog tripped: {'damping' if self.guard.limits.damping else 'hold'}")
         targets = io.apply_action(action, ctl, self.data.ctrl, self.data)
         ctl.last_action = remembered_action(sent, *io.clip).astype(np.float64)
         io.advance(ctl)
