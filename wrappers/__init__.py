@@ -17,6 +17,9 @@ autoreset modes.
 """
 
 from wrappers._base import Sim2RealWrapper
+from wrappers.camera_motion import CameraPose, CameraPoseConfig, MotionBlur, MotionBlurConfig
+from wrappers.camera_noise import DepthNoise, DepthNoiseConfig
+from wrappers.camera_timing import CameraLatency, CameraLatencyConfig, FrameDrop, FrameDropConfig
 from wrappers.history import ObservationHistory
 from wrappers.latency import ActionLatency, LatencyConfig, ObservationLatency
 from wrappers.noise import ActionNoise, ActionNoiseConfig, ImuBiasDrift, ImuBiasDriftConfig, ObservationNoise, ObservationNoiseConfig
@@ -38,13 +41,23 @@ __all__ = [
     "ActionLatency",
     "ActionNoise",
     "ActionNoiseConfig",
+    "CameraLatency",
+    "CameraLatencyConfig",
+    "CameraPose",
+    "CameraPoseConfig",
     "ChannelConfig",
+    "DepthNoise",
+    "DepthNoiseConfig",
     "DomainRandomization",
     "DomainRandomizationConfig",
+    "FrameDrop",
+    "FrameDropConfig",
     "ImuBiasDrift",
     "ImuBiasDriftConfig",
     "LatencyConfig",
     "ModelFields",
+    "MotionBlur",
+    "MotionBlurConfig",
     "MotorStrength",
     "MotorStrengthConfig",
     "ObservationHistory",

@@ -16,12 +16,16 @@ Packaged profiles (``wrappers/profiles/*.yaml``): ``go1_real``, ``g1_real``,
 signal meets the imperfections in the order hardware applies them::
 
     env <- domain_randomization <- random_push <- motor_strength <- action_noise
-        <- action_latency <- imu_bias_drift <- observation_noise
+        <- action_latency <- camera_pose <- motion_blur <- depth_noise <- frame_drop
+        <- camera_latency <- imu_bias_drift <- observation_noise
         <- observation_latency <- packet_loss <- safety <- policy
 
 (an action is lost on the link, then delayed, then executed noisily by a motor
 of random strength; a reading is biased and noisy at the sensor, then delayed,
-then lost on the link). ``safety`` (:mod:`wrappers.safety`) is the controller's guard, not an
+then lost on the link; a camera frame is rendered from a mount that is a little
+off and blurred over its exposure, then corrupted by the stereo matcher, then
+lost or delayed on its way to the policy: :mod:`wrappers.camera_motion`,
+:mod:`wrappers.camera_noise`, :mod:`wrappers.camera_timing`). ``safety`` (:mod:`wrappers.safety`) is the controller's guard, not an
 imperfection: it meets the policy's action first and sees the observation the policy saw.
 
 Only sensor readings go through the observation pipeline: the groups the controller
@@ -41,6 +45,9 @@ from gymnasium.vector import VectorEnv, VectorWrapper
 from unilab_envs.config import ConfigError, check_keys, deep_merge
 from unilab_envs.core.state import StateError
 from unilab_envs.profile_files import profile_names, resolve_profile
+from wrappers.camera_motion import CameraPose, MotionBlur
+from wrappers.camera_noise import DepthNoise
+from wrappers.camera_timing import CameraLatency, FrameDrop
 from wrappers.latency import ActionLatency, ObservationLatency
 from wrappers.noise import ActionNoise, ImuBiasDrift, ObservationNoise
 from wrappers.packet_loss import PacketLoss
@@ -52,8 +59,8 @@ from wrappers.safety import Safety
 
 #: section name -> wrapper, innermost first (each wrapper's ``SECTION`` names it)
 SECTIONS: dict[str, type] = {cls.SECTION: cls for cls in (
-    DomainRandomization, RandomPush, MotorStrength, ActionNoise, ActionLatency, ImuBiasDrift, ObservationNoise,
-    ObservationLatency, PacketLoss, Safety)}
+    DomainRandomization, RandomPush, MotorStrength, ActionNoise, ActionLatency, CameraPose, MotionBlur, DepthNoise,
+    FrameDrop, CameraLatency, ImuBiasDrift, ObservationNoise, ObservationLatency, PacketLoss, Safety)}
 META_KEYS = ("description", "robot", "env_id", "extends", "sources")
 OPTION_KEYS = ("privileged_critic", "curriculum")
 
