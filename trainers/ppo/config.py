@@ -27,11 +27,71 @@ from unilab_envs.config import ConfigError, deep_merge, from_dict, load_yaml, pa
 from unilab_envs.config import read_yaml as _read_yaml
 from unilab_envs.deploy.history import HistoryConfig
 
-__all__ = ["CONFIG_DIR", "DEFAULT_TASK", "AlgoConfig", "ConfigError", "LogConfig", "PolicyConfig", "StopConfig",
+__all__ = ["CONFIG_DIR", "DEFAULT_TASK", "AlgoConfig", "ConfigError", "ImageEncoderConfig", "ImageGroupConfig",
+           "LogConfig", "PolicyConfig", "StopConfig",
            "TrainConfig", "deep_merge", "from_dict", "load_config", "parse_overrides", "read_yaml",
            "task_defaults_file", "to_dict"]
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
+
+
+@dataclass(frozen=True)
+class ImageEncoderConfig:
+    """The convolutional encoder the actor (and the critic) runs on each image group of its observation.
+
+    Layer ``k`` is a ``Conv2d(channels[k-1], channels[k], kernel[k], stride[k], padding=kernel[k] // 2)``
+    followed by ``policy.activation``; the last map is flattened into a ``Linear(..., features)`` and the
+    activation. The defaults take a 12x16 depth image to 3x4x32 and a 48x64 one to 12x16x32.
+    ``scale``: the fixed divisor of the image's values (its pixels enter the network as ``value / scale``,
+    never through the running observation normalizer); ``null``: the task camera's ``far`` (depth in
+    ``[near/far, 1]``).
+    """
+
+    channels: tuple[int, ...] = (16, 32)
+    kernel: tuple[int, ...] = (5, 3)
+    stride: tuple[int, ...] = (2, 2)
+    features: int = 64
+    scale: float | None = None
+
+    def __post_init__(self) -> None:
+        n = len(self.channels)
+        require(n > 0 and all(c > 0 for c in self.channels),
+               f"policy.image_encoder.channels must be a non-empty list of positive ints, got {list(self.channels)}")
+        require(len(self.kernel) == n and all(k > 0 for k in self.kernel),
+               f"policy.image_encoder.kernel must be {n} positive ints (one per layer of channels), got {list(self.kernel)}")
+        require(len(self.stride) == n and all(s > 0 for s in self.stride),
+               f"policy.image_encoder.stride must be {n} positive ints (one per layer of channels), got {list(self.stride)}")
+        require(self.features > 0, f"policy.image_encoder.features must be > 0, got {self.features}")
+        require(self.scale is None or self.scale > 0, f"policy.image_encoder.scale must be > 0 or null, got {self.scale}")
+
+
+@dataclass(frozen=True)
+class ImageGroupConfig:
+    """Where one image group sits in the critic's input (the policy observation, then the privileged extras).
+
+    Resolved from the env when a run starts (:func:`trainers.ppo.image_encoder.with_image_groups`) and
+    recorded in the run's config, so evaluation and export rebuild the network without an env.
+    ``shape``: ``(channels, height, width)`` of one frame; ``starts``: the first column of each frame
+    (the current one, then each ``obs_history`` frame: stacked as channels); ``scale``: the fixed divisor.
+    """
+
+    name: str
+    shape: tuple[int, ...]
+    starts: tuple[int, ...]
+    scale: float
+
+    def __post_init__(self) -> None:
+        require(len(self.shape) == 3 and all(d > 0 for d in self.shape),
+               f"policy.image_groups {self.name!r}: shape must be (channels, height, width), got {list(self.shape)}")
+        require(len(self.starts) > 0 and all(s >= 0 for s in self.starts),
+               f"policy.image_groups {self.name!r}: starts must be non-empty column indices, got {list(self.starts)}")
+        require(self.scale > 0, f"policy.image_groups {self.name!r}: scale must be > 0, got {self.scale}")
+
+    @property
+    def size(self) -> int:
+        """Columns of one frame."""
+        c, h, w = self.shape
+        return c * h * w
 
 
 @dataclass(frozen=True)
@@ -55,6 +115,10 @@ class PolicyConfig:
     # training's Gaussian mean is that same average (trainers.ppo.symmetry.MirrorAveragedMean), so PPO
     # optimizes the action that is deployed rather than one whose average is deployed; needs mirror_average
     symmetric_actor: bool = False
+    # a CNN per image group of the observation (trainers.ppo.image_encoder); null: images are plain columns
+    image_encoder: ImageEncoderConfig | None = field(default_factory=ImageEncoderConfig)
+    # the observation's image groups: filled in from the env when the run starts (leave empty)
+    image_groups: tuple[ImageGroupConfig, ...] = ()
 
     def __post_init__(self) -> None:
         require(len(self.actor_hidden) > 0 and all(h > 0 for h in self.actor_hidden),
@@ -67,6 +131,8 @@ class PolicyConfig:
         require(self.max_std is None or self.max_std >= self.init_std,
                f"policy.max_std must be >= policy.init_std ({self.init_std}) or null, got {self.max_std}")
         require(self.obs_clip > 0, f"policy.obs_clip must be > 0, got {self.obs_clip}")
+        names = [g.name for g in self.image_groups]
+        require(len(set(names)) == len(names), f"policy.image_groups names a group twice: {names}")
         require(self.mirror_average or not self.symmetric_actor,
                "policy.symmetric_actor trains the mirror-averaged mean, which only policy.mirror_average deploys: "
                "set policy.mirror_average: true as well")

@@ -8,6 +8,7 @@ import torch
 from torch import nn
 
 from .config import PolicyConfig
+from .image_encoder import ImageMLP, image_groups_in
 
 _ACT = {"elu": nn.ELU, "tanh": nn.Tanh, "relu": nn.ReLU, "silu": nn.SiLU}
 
@@ -18,7 +19,8 @@ class EmpiricalNormalizer(nn.Module):
     ``normalize`` is ``clip((x - mean) / sqrt(var + eps), -clip, clip)``. Statistics change
     only through :meth:`update_from_moments` (batch count, sum, sum of squares), so a
     distributed layer can all-reduce the moments before applying them. The state lives in
-    buffers and travels in the state dict (and so in checkpoints).
+    buffers and travels in the state dict (and so in checkpoints). Columns given to
+    :meth:`fix_columns` (an image's) keep a fixed scale and are never updated.
     """
 
     def __init__(self, dim: int, clip: float = 10.0, eps: float = 1e-8, enabled: bool = True):
@@ -27,6 +29,18 @@ class EmpiricalNormalizer(nn.Module):
         self.register_buffer("mean", torch.zeros(dim, dtype=torch.float64))
         self.register_buffer("var", torch.ones(dim, dtype=torch.float64))
         self.register_buffer("count", torch.zeros((), dtype=torch.float64))
+        self.register_buffer("fixed", None, persistent=False)  # bool [D]: columns fix_columns froze
+
+    @torch.no_grad()
+    def fix_columns(self, columns: torch.Tensor, scale: torch.Tensor) -> None:
+        """Normalize ``columns`` as ``x / scale`` (mean 0, variance ``scale**2``) from now on, whatever
+        the moments say (:mod:`trainers.ppo.image_encoder`: an image is not scaled by running statistics)."""
+        columns = columns.to(self.mean.device)
+        self.mean[columns] = 0.0
+        self.var[columns] = scale.to(self.var).square()
+        fixed = torch.zeros_like(self.mean, dtype=torch.bool)
+        fixed[columns] = True
+        self.fixed = fixed
 
     def normalize(self, x: torch.Tensor) -> torch.Tensor:
         if not self.enabled:
@@ -60,8 +74,12 @@ class EmpiricalNormalizer(nn.Module):
         delta = mean_b - self.mean
         new_mean = self.mean + delta * (n_b / tot)
         m2 = self.var * n + var_b * n_b + delta.square() * n * n_b / tot
+        new_var = m2 / tot
+        if self.fixed is not None:
+            new_mean = torch.where(self.fixed, self.mean, new_mean)
+            new_var = torch.where(self.fixed, self.var, new_var)
         self.mean.copy_(new_mean)
-        self.var.copy_(m2 / tot)
+        self.var.copy_(new_var)
         self.count.copy_(tot)
 
 
@@ -85,19 +103,30 @@ def mlp(inp: int, hidden: tuple[int, ...], out: int, activation: str, out_gain: 
     return nn.Sequential(*layers)
 
 
+def network(inp: int, hidden: tuple[int, ...], out: int, cfg: PolicyConfig, out_gain: float) -> nn.Module:
+    """The MLP ``inp -> hidden -> out``, behind a CNN per image group when ``inp`` columns hold any."""
+    groups = image_groups_in(cfg, inp)
+    if not groups:
+        return mlp(inp, hidden, out, cfg.activation, out_gain=out_gain, ortho_init=cfg.ortho_init)
+    return ImageMLP(inp, groups, cfg.image_encoder, _ACT[cfg.activation],
+                    lambda width: mlp(width, hidden, out, cfg.activation, out_gain=out_gain, ortho_init=cfg.ortho_init))
+
+
 class ActorCritic(nn.Module):
     """Gaussian policy ``N(actor(obs), exp(log_std))`` and value ``critic(critic_obs)``.
 
     Inputs are already normalized. ``critic_obs`` is the privileged observation when
     the task offers one (asymmetric actor-critic), else the policy observation. With
     ``cfg.max_std`` the std has a ceiling, kept by :meth:`bound_std_` after each optimizer step.
+    A network whose input holds image groups (``cfg.image_groups``) runs a CNN on each first
+    (:class:`~trainers.ppo.image_encoder.ImageMLP`); otherwise it is the plain MLP.
     """
 
     def __init__(self, obs_dim: int, critic_obs_dim: int, act_dim: int, cfg: PolicyConfig):
         super().__init__()
         self.obs_dim, self.critic_obs_dim, self.act_dim = obs_dim, critic_obs_dim, act_dim
-        self.actor = mlp(obs_dim, cfg.actor_hidden, act_dim, cfg.activation, out_gain=0.01, ortho_init=cfg.ortho_init)
-        self.critic = mlp(critic_obs_dim, cfg.critic_hidden, 1, cfg.activation, out_gain=1.0, ortho_init=cfg.ortho_init)
+        self.actor = network(obs_dim, cfg.actor_hidden, act_dim, cfg, out_gain=0.01)
+        self.critic = network(critic_obs_dim, cfg.critic_hidden, 1, cfg, out_gain=1.0)
         self.log_std = nn.Parameter(torch.full((act_dim,), float(torch.log(torch.tensor(cfg.init_std)))))
         self.max_log_std = None if cfg.max_std is None else math.log(cfg.max_std)
 

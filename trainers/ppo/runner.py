@@ -61,6 +61,7 @@ from .config import TrainConfig, to_dict
 from .early_stop import stop_callback
 from .envs import env_dims, make_vec_env
 from .faults import TrainingFault, close_log, nonfinite_message, write_failure, write_failure_message
+from .image_encoder import fix_image_columns, with_image_groups
 from .models import ActorCritic, EmpiricalNormalizer
 from .storage import RolloutStorage
 
@@ -96,6 +97,7 @@ def build_learner(dims, cfg: TrainConfig, device: torch.device, make_algo=PPO, m
     obs_norm = EmpiricalNormalizer(dims.obs, cfg.policy.obs_clip, enabled=cfg.policy.obs_normalization).to(device)
     critic_norm = (EmpiricalNormalizer(dims.privileged, cfg.policy.obs_clip, enabled=cfg.policy.obs_normalization)
                    .to(device) if dims.privileged else None)
+    fix_image_columns(cfg.policy, obs_norm, critic_norm)  # images: a fixed scale, not running statistics
     symmetry = averaged_mean = None
     if mirror is not None:  # without a map (evaluation, export): neither, the deployed actor averages itself
         from .symmetry import MirrorAveragedMean, SymmetryLoss
@@ -158,6 +160,7 @@ class Runner:
             raise ValueError(f"env has {got} envs but config.num_envs is {cfg.num_envs}"
                              + (f" ({self.num_envs} on rank {dist.rank})" if dist else ""))
         self.dims = env_dims(self.envs[0])
+        self.cfg = cfg = with_image_groups(cfg, self.envs[0])  # where the CNN's images are (none: cfg as is)
         if any(env_dims(e) != self.dims for e in self.envs[1:]):
             raise ValueError("the envs of one run must have the same observation, action and privileged sizes")
         mirror = task_mirror(self.envs[0], cfg)
