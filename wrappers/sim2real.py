@@ -12,7 +12,7 @@ A profile is a mapping from wrapper section to that wrapper's config::
                                  # copes (wrappers.curriculum)
 
 Packaged profiles (``wrappers/profiles/*.yaml``): ``go1_real``, ``g1_real``,
-``ur5_real``. The sections nest in a fixed order, innermost first, so that the
+``ur5_real``, ``ur5_grasp_real``, ``go1_depth_real``. The sections nest in a fixed order, innermost first, so that the
 signal meets the imperfections in the order hardware applies them::
 
     env <- domain_randomization <- random_push <- motor_strength <- action_noise
