@@ -1,0 +1,242 @@
+"""Teacher-student distillation with DAgger: a student on the task's policy observation learns the teacher's actions.
+
+One iteration (``T = algo.num_steps`` control steps of ``num_envs`` envs)::
+
+    for each step: teacher_obs = [obs | privileged_obs][:, teacher_index]     (trainers.distill.observations)
+                   a_T = teacher(teacher_obs); a_S = student(normalize(obs))
+                   execute a_T with probability beta (per env and step), a_S otherwise
+                   store (obs, a_T)
+    update the student's observation normalizer (images keep their fixed scale)
+    fit the student's actor: num_epochs x num_minibatches steps of || student(normalize(obs)) - a_T ||^2
+
+The student is the bundled PPO's learner (:func:`trainers.ppo.runner.build_learner`: actor with
+the image encoder, critic, normalizers, log-std) and the run folder is a bundled-PPO run, so
+``unilab eval / export / play / ship`` read it and ``unilab train --init-from`` fine-tunes it with
+PPO (its critic starts untrained). Run folder::
+
+    config.yaml        the student's run config (a TrainConfig: `unilab train --config` takes it)
+    distill.yaml       the distillation's own settings (distill.*), the teacher and its task
+    checkpoint.pt      bundled-PPO format, written atomically (also every log.save_interval iterations)
+    progress.csv, tb/  per iteration: distill/loss, distill/action_error (RMS, student vs teacher on the
+                       rollout, before the fit), distill/beta, episode/return, episode/length, env/terrain_level
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import time
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import torch
+import yaml
+from torch import nn
+
+from unilab_envs.threads import torch_thread_count
+
+from ..common.checkpoint import save_checkpoint
+from ..common.device import resolve_device
+from ..common.logging import RunLogger
+from ..ppo.checkpoint_format import CKPT_FORMAT, CKPT_VERSION
+from ..ppo.collector import critic_input
+from ..ppo.config import ConfigError, TrainConfig, to_dict
+from ..ppo.envs import env_dims, make_vec_env
+from ..ppo.image_encoder import with_image_groups
+from ..ppo.models import EmpiricalNormalizer
+from ..ppo.runner import build_learner
+from .config import DistillConfig
+from .observations import check_student_observation, env_groups, teacher_index
+from .teacher import Teacher
+
+
+@dataclasses.dataclass
+class DistillResult:
+    out_dir: Path
+    checkpoint: Path
+    iterations: int
+    env_steps: int
+    wall_time: float
+    interrupted: bool
+    stats: dict
+
+
+class Distiller:
+    """The student, the teacher, the env and the loop (module docstring). ``env``: a vector env of
+    ``cfg.task`` to use instead of building one (closed by the caller)."""
+
+    def __init__(self, cfg: TrainConfig, dcfg: DistillConfig, env: gym.vector.VectorEnv | None = None):
+        if cfg.init_from:
+            raise ConfigError("distill starts its student fresh: leave init_from out (fine-tune the result with "
+                              "`unilab train --init-from`)")
+        threads = torch_thread_count(cfg.torch_threads)
+        if threads:
+            torch.set_num_threads(threads)
+        self.device = resolve_device(cfg.device)
+        self.teacher = Teacher(dcfg.teacher, self.device)
+        self.owns_env = env is None
+        self.env = env if env is not None else make_vec_env(
+            cfg.task, cfg.num_envs, cfg.env_kwargs, cfg.vectorization_mode, sim2real=cfg.sim2real,
+            obs_history=cfg.obs_history)
+        try:
+            check_student_observation(self.env, cfg.task)
+            self.dims = env_dims(self.env)
+            policy, privileged = env_groups(self.env)
+            self.index = torch.as_tensor(teacher_index(self.teacher.groups, policy, privileged, self.dims.obs, cfg.task),
+                                         device=self.device)
+            self.privileged = self.dims.privileged is not None
+            self.cfg = cfg = with_image_groups(cfg, self.env)
+        except Exception:
+            self.close()
+            raise
+        self.dcfg = dcfg
+        self.algo = build_learner(self.dims, cfg, self.device)
+        self.actor = self.algo.policy.actor
+        self.optimizer = torch.optim.Adam(self.actor.parameters(), lr=dcfg.learning_rate)
+        self.generator = torch.Generator(device=self.device).manual_seed(cfg.seed)
+        self.rng = np.random.default_rng(cfg.seed)
+        self.out_dir = cfg.out_dir
+        self.iteration = self.env_steps = 0
+        n, t = cfg.num_envs, cfg.algo.num_steps
+        self.obs_buf = torch.zeros(t, n, self.dims.obs, device=self.device)
+        self.target_buf = torch.zeros(t, n, self.dims.act, device=self.device)
+        self.returns, self.lengths = np.zeros(n), np.zeros(n, dtype=np.int64)
+
+    # ------------------------------------------------------------------ acting
+
+    def _tensor(self, x) -> torch.Tensor:
+        return torch.as_tensor(np.asarray(x, dtype=np.float32), device=self.device)
+
+    @torch.no_grad()
+    def student(self, obs: torch.Tensor) -> torch.Tensor:
+        """The student's action means for raw observations ``[B, O]``."""
+        return self.actor(self.algo.obs_normalizer(obs))
+
+    def rollout(self, obs, info, beta: float) -> tuple[np.ndarray, dict, dict]:
+        """``algo.num_steps`` DAgger steps from ``(obs, info)``; fills the buffers, returns the last
+        ``(obs, info)`` and the rollout's statistics."""
+        finished_returns, finished_lengths, levels = [], [], []
+        obs_moments = crit_moments = None
+        for t in range(self.cfg.algo.num_steps):
+            crit_np = critic_input(obs, info["privileged_obs"]) if self.privileged else np.asarray(obs, np.float32)
+            crit = self._tensor(crit_np)
+            obs_t = crit[:, :self.dims.obs]
+            target = self.teacher(crit[:, self.index])
+            act = self.student(obs_t)
+            follow = torch.as_tensor(self.rng.random(obs_t.shape[0]) < beta, device=self.device)
+            executed = torch.where(follow[:, None], target, act)
+            self.obs_buf[t].copy_(obs_t)
+            self.target_buf[t].copy_(target)
+            m = EmpiricalNormalizer.moments(obs_t)
+            obs_moments = m if obs_moments is None else obs_moments + m
+            if self.privileged:
+                m = EmpiricalNormalizer.moments(crit)
+                crit_moments = m if crit_moments is None else crit_moments + m
+            obs, reward, terminated, truncated, info = self.env.step(executed.cpu().numpy())
+            self.returns += reward
+            self.lengths += 1
+            done = np.flatnonzero(np.logical_or(terminated, truncated))
+            finished_returns += self.returns[done].tolist()
+            finished_lengths += self.lengths[done].tolist()
+            self.returns[done], self.lengths[done] = 0.0, 0
+            if "terrain_level" in info:
+                levels.append(float(np.mean(info["terrain_level"])))
+        self.algo.update_normalizers(obs_moments, crit_moments)
+        stats = {"distill/beta": beta}
+        if finished_returns:
+            stats.update({"episode/return": float(np.mean(finished_returns)),
+                          "episode/length": float(np.mean(finished_lengths))})
+        if levels:
+            stats["env/terrain_level"] = float(np.mean(levels))
+        return obs, info, stats
+
+    # ------------------------------------------------------------------ fitting
+
+    def fit(self) -> dict:
+        """Fit the actor to the rollout's teacher actions (mean squared error); the loss and the RMS
+        action error before the fit."""
+        obs = self.algo.obs_normalizer(self.obs_buf.reshape(-1, self.dims.obs))
+        target = self.target_buf.reshape(-1, self.dims.act)
+        with torch.no_grad():
+            error = float((self.actor(obs) - target).square().mean().sqrt())
+        dcfg, n = self.dcfg, obs.shape[0]
+        size = max(1, n // dcfg.num_minibatches)
+        total, steps = 0.0, 0
+        for _ in range(dcfg.num_epochs):
+            order = torch.randperm(n, generator=self.generator, device=self.device)
+            for k in range(0, size * dcfg.num_minibatches, size):
+                rows = order[k:k + size]
+                loss = (self.actor(obs[rows]) - target[rows]).square().mean()
+                self.optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                nn.utils.clip_grad_norm_(self.actor.parameters(), dcfg.max_grad_norm)
+                self.optimizer.step()
+                total, steps = total + float(loss.detach()), steps + 1
+        return {"distill/loss": total / steps, "distill/action_error": error}
+
+    # ------------------------------------------------------------------ run
+
+    def checkpoint_state(self, wall_time: float) -> dict:
+        """A bundled-PPO checkpoint (``trainers.ppo.runner``'s keys) plus the distillation's own ``distill``."""
+        return {"config": to_dict(self.cfg), "dims": dataclasses.asdict(self.dims), "algo": self.algo.state_dict(),
+                "iteration": self.iteration, "env_steps": self.env_steps, "wall_time": wall_time,
+                "rng": {"generator": self.generator.get_state()}, "env_state": None, "collector": None,
+                "reward_norm": None, "episodes": None, "stop": None,
+                "distill": {"config": to_dict(self.dcfg), "teacher_task": self.teacher.task,
+                            "optimizer": self.optimizer.state_dict()}}
+
+    def save(self, wall_time: float) -> Path:
+        return save_checkpoint(self.checkpoint_state(wall_time), self.out_dir / "checkpoint.pt", CKPT_FORMAT,
+                               CKPT_VERSION)
+
+    def learn(self) -> DistillResult:
+        """Distill for ``cfg.num_iterations`` iterations; Ctrl-C stops after saving."""
+        cfg = self.cfg
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        (self.out_dir / "config.yaml").write_text(yaml.safe_dump(to_dict(cfg), sort_keys=False))
+        (self.out_dir / "distill.yaml").write_text(yaml.safe_dump(
+            {**to_dict(self.dcfg), "teacher_task": self.teacher.task, "teacher_groups": [g for g, _ in self.teacher.groups]},
+            sort_keys=False))
+        logger = RunLogger(self.out_dir, cfg.log.csv, cfg.log.tensorboard)
+        print(f"[unilab] distill {self.teacher.run} ({self.teacher.task}) into a student on {cfg.task}: "
+              f"{cfg.num_envs} envs, {cfg.num_iterations} iterations, device {self.device}, out {self.out_dir}",
+              flush=True)
+        obs, info = self.env.reset(seed=cfg.seed)
+        started, stats, interrupted = time.perf_counter(), {}, False
+        try:
+            while self.iteration < cfg.num_iterations:
+                beta = self.dcfg.beta_at(self.iteration)
+                obs, info, stats = self.rollout(obs, info, beta)
+                stats.update(self.fit())
+                self.iteration += 1
+                self.env_steps += cfg.steps_per_iteration
+                stats["perf/wall_s"] = time.perf_counter() - started
+                logger.log(self.env_steps, self.iteration, stats)
+                if self.iteration % max(1, cfg.num_iterations // 20) == 0 or self.iteration == cfg.num_iterations:
+                    print(f"[distill] it {self.iteration}/{cfg.num_iterations} beta {beta:.2f} action error "
+                          f"{stats['distill/action_error']:.4f} loss {stats['distill/loss']:.5f} return "
+                          f"{stats.get('episode/return', float('nan')):.3g}", flush=True)
+                if self.iteration % cfg.log.save_interval == 0:
+                    self.save(time.perf_counter() - started)
+        except KeyboardInterrupt:
+            interrupted = True
+            print(f"[unilab] interrupted at iteration {self.iteration}; saving", file=sys.stderr)
+        finally:
+            logger.close()
+        wall = time.perf_counter() - started
+        path = self.save(wall)
+        return DistillResult(self.out_dir, path, self.iteration, self.env_steps, wall, interrupted, stats)
+
+    def close(self) -> None:
+        if self.owns_env and getattr(self, "env", None) is not None:
+            self.env.close()
+
+
+def distill(cfg: TrainConfig, dcfg: DistillConfig, env: gym.vector.VectorEnv | None = None) -> DistillResult:
+    """Distill ``dcfg.teacher`` into a student trained as ``cfg`` describes (module docstring)."""
+    distiller = Distiller(cfg, dcfg, env)
+    try:
+        return distiller.learn()
+    finally:
+        distiller.close()

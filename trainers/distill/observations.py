@@ -1,0 +1,71 @@
+"""Who sees what: the teacher's observation assembled by group name, and the student's privacy check.
+
+The env offers two observations: the policy's (``obs``, groups ``env.unwrapped.obs_groups``,
+an ``obs_history``'s frames after them) and the critic's privileged extras
+(``info["privileged_obs"]``, groups ``privileged_obs_groups``). The teacher was trained on
+some task's policy observation; here it gets each of its groups, by name, from the env's
+privileged observation when the group is there (the clean value), else from the policy
+observation. Both are read from one array, the critic's input ``[obs | privileged_obs]``
+(:func:`trainers.ppo.collector.critic_input`), with one gather.
+
+The student sees the policy observation only, which must hold no privileged group
+(:func:`check_student_observation`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import gymnasium as gym
+import numpy as np
+
+
+class GroupError(ValueError):
+    """An observation group is missing, of another size, or privileged where it may not be."""
+
+
+def env_groups(env: gym.vector.VectorEnv) -> tuple[dict[str, slice], dict[str, slice]]:
+    """``(policy groups, privileged groups)`` of ``env``: name -> slice of its observation / of
+    ``info["privileged_obs"]`` (empty for an env that names none)."""
+    base = env.unwrapped
+    task = getattr(base, "task", None)
+    policy = getattr(base, "obs_groups", None) or getattr(task, "obs_groups", None) or {}
+    privileged = getattr(base, "privileged_obs_groups", None) or getattr(task, "privileged_obs_groups", None) or {}
+    return dict(policy), dict(privileged)
+
+
+def check_student_observation(env: gym.vector.VectorEnv, task: str) -> None:
+    """:class:`GroupError` when ``env``'s policy observation holds a group that is also privileged
+    (the student would see what only the teacher and the critic may), or names no groups at all."""
+    policy, privileged = env_groups(env)
+    if not policy:
+        raise GroupError(f"{task} names no observation groups: the student's observation cannot be checked "
+                         "for privileged information (distillation needs a UniLab task)")
+    leaked = [name for name in policy if name in privileged]
+    if leaked:
+        raise GroupError(f"the student's observation on {task} holds the privileged group(s) {leaked} "
+                         f"(privileged: {list(privileged)}): distill onto a task whose policy observation "
+                         "leaves them out (e.g. UniLab/Go1JoystickDepth-v0, which sees depth instead of height_scan)")
+
+
+def teacher_index(teacher_groups: Sequence[tuple[str, int]], policy: Mapping[str, slice],
+                  privileged: Mapping[str, slice], obs_width: int, task: str) -> np.ndarray:
+    """Columns of ``[obs | privileged_obs]`` (``obs`` ``obs_width`` wide) that make the teacher's
+    observation: its ``(name, size)`` groups in order, each from the privileged observation when
+    it is there, else from the policy observation. :class:`GroupError` names a group the env lacks
+    or holds at another size."""
+    columns = []
+    for name, size in teacher_groups:
+        if name in privileged:
+            cols, offset = privileged[name], obs_width
+        elif name in policy:
+            cols, offset = policy[name], 0
+        else:
+            raise GroupError(f"the teacher's group {name!r} is in neither observation of {task} "
+                             f"(policy: {list(policy)}; privileged: {list(privileged)}): distill on a task "
+                             "that offers every group the teacher reads")
+        got = cols.stop - cols.start
+        if got != size:
+            raise GroupError(f"the teacher's group {name!r} has {size} columns, {task}'s has {got}")
+        columns.append(np.arange(offset + cols.start, offset + cols.stop))
+    return np.concatenate(columns).astype(np.int64)
