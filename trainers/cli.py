@@ -11,6 +11,7 @@
     unilab play runs/go1 --headless   # the exported policy in plain MuJoCo (a window without --headless)
     unilab play runs/go1 --headless --video   # ... and film an episode: runs/play/go1.mp4
     unilab adapt runs/go1 --sim2real go1_real --out runs/go1_adapted   # fine-tune in rounds, with a rollback fuse
+    unilab distill --teacher policies/go1_rough --out runs/go1_depth  # a depth student from a height-scan teacher
 
 Train settings layer as: task YAML defaults (``trainers/configs``) < ``--config file`` <
 flags < ``key=value`` overrides. ``unilab train --task T --print-config`` shows the result.
@@ -174,6 +175,13 @@ def build_parser() -> argparse.ArgumentParser:
     rb = sub.add_parser("robot", help="the DDS robot bridge: a simulated robot (sim), a policy on the robot (run)",
                         description=robot_cli.DESCRIPTION)
     robot_cli.add_arguments(rb)
+
+    from trainers.distill import cli as distill_cli
+
+    ds = sub.add_parser("distill", help="distill a teacher run into a student on the task's policy observation (DAgger)",
+                        usage="unilab distill --teacher RUN [options] [key=value ...]",
+                        description=distill_cli.DESCRIPTION, epilog=distill_cli.EPILOG)
+    distill_cli.add_arguments(ds)
     return p
 
 
@@ -356,6 +364,13 @@ def _play(args: argparse.Namespace) -> int:
 def _adapt(args: argparse.Namespace) -> int:
     """``unilab adapt``: fine-tune in rounds under a shifted profile, with a fuse (:mod:`trainers.adapt_cli`)."""
     from trainers.adapt_cli import run
+
+    return run(args)
+
+
+def _distill(args: argparse.Namespace) -> int:
+    """``unilab distill``: a teacher into a student, DAgger (:mod:`trainers.distill.cli`)."""
+    from trainers.distill.cli import run
 
     return run(args)
 
@@ -582,7 +597,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     # key=value overrides may sit anywhere among the train flags
     args, extra = parser.parse_known_args(argv)
-    takes_overrides = args.command in ("train", "adapt")
+    takes_overrides = args.command in ("train", "adapt", "distill")
     bad = [e for e in extra if e.startswith("-") or "=" not in e or not takes_overrides]
     if bad:
         hint = " (config overrides look like key=value)" if takes_overrides else ""
@@ -590,7 +605,7 @@ def main(argv: list[str] | None = None) -> int:
     if takes_overrides:
         args.overrides = list(extra)
     code = {"train": _train, "eval": _eval, "export": _export, "ship": _ship, "tasks": _tasks, "bench": _bench,
-            "play": _play, "adapt": _adapt, "robot": _robot}[args.command](args)
+            "play": _play, "adapt": _adapt, "robot": _robot, "distill": _distill}[args.command](args)
     if args.command == "train" and int(os.environ.get("WORLD_SIZE", "1")) > 1:
         from trainers.ppo.distributed import exit_finished_rank
 

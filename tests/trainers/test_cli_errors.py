@@ -90,7 +90,7 @@ def _options(parser) -> list:
 
 def test_every_option_of_every_subcommand_has_help():
     sub = next(a for a in cli.build_parser()._actions if a.dest == "command")
-    assert set(sub.choices) == {"train", "eval", "export", "ship", "tasks", "bench", "play", "adapt", "robot"}
+    assert set(sub.choices) == {"train", "eval", "export", "ship", "tasks", "bench", "play", "adapt", "robot", "distill"}
     for name, parser in sub.choices.items():
         for action in _options(parser):
             assert action.help, f"unilab {name} {action.option_strings[0]} has no help"
