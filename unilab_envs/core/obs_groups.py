@@ -48,7 +48,9 @@ class ObsGroup:
     group a task on the bare ``Task`` base writes in a kernel of its own). ``builder``:
     ``(io, data, state) -> values``, the robot side's NumPy reference, ``None`` for a group only
     the critic sees. ``noise``: the default observation-noise scale in the group's units
-    (``None``: no noise unless a profile asks for it).
+    (``None``: no noise unless a profile asks for it). ``shape``: ``(channels, height, width)`` for an image
+    group (a camera's), whose ``size`` floats are that array flattened in C order (channel, row, column);
+    ``None`` for a vector. Learners put a convolutional encoder on image groups.
     """
 
     name: str
@@ -58,6 +60,7 @@ class ObsGroup:
     writer: Any = None
     builder: Callable | None = None
     noise: float | None = None
+    shape: tuple[int, int, int] | None = None
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():
@@ -72,6 +75,12 @@ class ObsGroup:
                             f"(the group's columns of one env), got {self.arguments}")
         if self.noise is not None and not self.noise >= 0.0:
             raise ValueError(f"observation group {self.name!r}: noise must be >= 0, got {self.noise}")
+        if self.shape is not None:
+            shape = tuple(int(d) for d in self.shape)
+            if len(shape) != 3 or min(shape) < 1 or (isinstance(self.size, int) and self.size != shape[0] * shape[1] * shape[2]):
+                raise ValueError(f"observation group {self.name!r}: shape must be (channels, height, width) of positive "
+                                 f"sizes whose product is its size {self.size}, got {self.shape}")
+            object.__setattr__(self, "shape", shape)
 
     @property
     def arguments(self) -> tuple[str, ...]:

@@ -27,6 +27,7 @@ import mujoco
 import numpy as np
 
 from unilab_envs.deploy.grasp import grasp_parts
+from unilab_envs.deploy.camera import camera_section
 from unilab_envs.deploy.height_scan import terrain_section
 from unilab_envs.deploy.safety import actuator_torque_limit
 from unilab_envs.deploy.spec import (Action, Command, DeploySpec, Episode, Gait, ModelInfo, Normalizer,
@@ -252,6 +253,7 @@ def spec_from_env(env: Any, env_id: str, safety: Any = None, safety_source: str 
         observation=Observation(size=task.obs_size, groups=groups, normalizer=Normalizer(folded_in=True)),
         action=Action(**action), command=command, episode=episode, gait=gait,
         terrain=terrain_section(task),  # rough terrain: its scan grid, ground and start tiles
+        camera=camera_section(task),  # a depth camera: intrinsics, pose, range, rate
         grasp=grasp[0] if grasp is not None else None,
     )
     if safety is not None and spec.action.mode == "home_offset":

@@ -36,6 +36,7 @@ import mujoco
 import numpy as np
 
 from unilab_envs.deploy.grasp import GRASP_BUILDERS, grasp_io
+from unilab_envs.deploy.camera import depth_group
 from unilab_envs.deploy.height_scan import ground_map, scan_group, scan_points
 from unilab_envs.deploy.model_ids import name_ids
 from unilab_envs.deploy.safety import SafetyGuard, gain_scales, remembered_action
@@ -123,7 +124,9 @@ class PolicyIO:
             body = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, spec.model.target_body)
             self.target_mocap = int(model.body_mocapid[body]) if body >= 0 else -1
         self.phase_step = 2.0 * math.pi * spec.gait.frequency * spec.timing.control_dt if spec.gait else 0.0
-        self.needs_kinematics = any(g.name in ("ee_pos", "ee_to_target") for g in spec.observation.groups)
+        self.needs_kinematics = any(g.name in ("ee_pos", "ee_to_target", "depth") for g in spec.observation.groups)
+        # depth cameras: a robot program sets depth_frame to its camera's latest frame; without one it is rendered
+        self.depth_frame = None
         # rough terrain: the ground (the model's heightfield; a robot program sets its own HeightMap) and the scan grid
         self.height_map, self.scan_points = ground_map(spec, model), scan_points(spec)
         # pick tasks: the end-effector controller, the gripper and the object (unilab_envs.deploy.grasp)
@@ -311,6 +314,7 @@ GROUP_BUILDERS: dict[str, Callable[[PolicyIO, mujoco.MjData, ControllerState], n
     "target": lambda io, data, state: state.target,
     "ee_to_target": lambda io, data, state: state.target - io.ee_pos(data),
     "height_scan": lambda io, data, state: scan_group(io, data),
+    "depth": lambda io, data, state: depth_group(io, data),
     **GRASP_BUILDERS,  # pick tasks: gripper, object pose and velocity, lift target, end-effector target
 }
 

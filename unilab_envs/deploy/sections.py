@@ -208,6 +208,7 @@ class DeploySpec:
     terrain: Any = None  # a unilab_envs.deploy.height_scan.TerrainSpec; absent (None): flat ground
     history: History | None = None  # absent (None): the policy input is the observation
     grasp: Any = None  # a unilab_envs.deploy.grasp.GraspSpec (ee_delta actions); absent (None): no object to pick
+    camera: Any = None  # a unilab_envs.deploy.camera.CameraSpec; absent (None): no depth camera
     schema: str = SCHEMA
     schema_version: int = SCHEMA_VERSION
 
@@ -223,6 +224,8 @@ class DeploySpec:
             data.pop("history", None)  # no history: as in specs made before it
         if data.get("grasp") is None:
             data.pop("grasp", None)  # no object to pick: as in specs made before pick tasks had one
+        if data.get("camera") is None:
+            data.pop("camera", None)  # no depth camera: as in specs made before cameras
         return {"schema": data.pop("schema"), "schema_version": data.pop("schema_version"), **data}
 
     def to_json(self) -> str:

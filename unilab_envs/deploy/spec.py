@@ -58,6 +58,11 @@ small, versioned JSON document:
     orientation held, damping, joint step), the gripper (actuator, open / closed ``ctrl``,
     pads) and the object (body, size, table, reset placement, mass and friction, success
     rule) (:class:`unilab_envs.deploy.grasp.GraspSpec`). Optional: absent for other tasks.
+``camera``
+    depth-camera tasks: the camera the ``depth`` group's frames come from (intrinsics, pose on
+    the body, range, frame rate; :class:`unilab_envs.deploy.camera.CameraSpec`). A robot program
+    sets ``PolicyIO.depth_frame`` to its camera's latest frame; ``unilab play`` renders one.
+    Optional: absent for tasks without a camera.
 ``history``
     the observation history the policy sees (a run's ``obs_history``,
     :mod:`unilab_envs.deploy.history`): ``length`` frames of ``groups``; the ONNX input is
@@ -99,7 +104,7 @@ def _nested(cls: type) -> dict[str, Any]:
         return {}
     nested: dict[str, Any] = {key: _optional(section) for key, section in _SECTIONS.items()}
     if cls is DeploySpec:
-        nested.update(safety=_safety, grasp=_grasp, terrain=_terrain)
+        nested.update(safety=_safety, grasp=_grasp, terrain=_terrain, camera=_camera)
     elif cls is History:
         nested["columns"] = _listed(HistoryColumn, "columns")
     elif cls is Observation:
@@ -132,6 +137,12 @@ def _terrain(value: Any, where: str) -> Any:
     from unilab_envs.deploy.height_scan import terrain_from_dict  # NumPy: only for terrain specs
 
     return terrain_from_dict(value, where)
+
+
+def _camera(value: Any, where: str) -> Any:
+    from unilab_envs.deploy.camera import camera_from_dict
+
+    return camera_from_dict(value, where)
 
 
 def _safety(value: Any, where: str) -> Any:
@@ -287,6 +298,11 @@ def validate(spec: DeploySpec) -> None:
         from unilab_envs.deploy.height_scan import validate_terrain
 
         validate_terrain(spec)
+    if spec.camera is not None or any(g.name == "depth" for g in obs.groups):
+        from unilab_envs.deploy.camera import validate_camera
+
+        _need(spec.camera is not None, "observation group 'depth' needs the spec's camera section (its intrinsics, pose, range)")
+        validate_camera(spec)
     if spec.history is not None:
         _validate_history(spec)
     if spec.grasp is not None or a.mode == "ee_delta" or c.kind == "lift":

@@ -20,16 +20,18 @@ from unilab_envs.locomotion.records import Ground
 from unilab_envs.terrain.generate import flat_terrain
 from unilab_envs.terrain.lookup import ground_height
 
+NO_CAMERA = np.zeros((0, 0), np.float32)  # Ground.depth_image of a task without a depth camera
+
 
 def flat_ground() -> Ground:
     """The ground of a flat task: z = 0 everywhere, no scan, no curriculum arrays."""
-    return Ground(*flat_terrain(), True, np.zeros((0, 2)), np.zeros((0, 2)), np.zeros(0), np.zeros((0, 2)))
+    return Ground(*flat_terrain(), True, np.zeros((0, 2)), np.zeros((0, 2)), np.zeros(0), np.zeros((0, 2)), NO_CAMERA)
 
 
 def terrain_ground(terrain_map, scan_points: np.ndarray, num_envs: int) -> Ground:
     """The ground of a terrain task over ``num_envs`` envs (spawn points at the origin until the first reset)."""
     points = np.ascontiguousarray(scan_points, dtype=np.float64).reshape(-1, 2)
-    return Ground(*terrain_map, False, points, np.zeros((num_envs, 2)), np.zeros(num_envs), np.zeros((num_envs, 2)))
+    return Ground(*terrain_map, False, points, np.zeros((num_envs, 2)), np.zeros(num_envs), np.zeros((num_envs, 2)), NO_CAMERA)
 
 
 @nb.njit(inline="always", cache=True)

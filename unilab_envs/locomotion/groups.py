@@ -4,8 +4,9 @@ A legged task lists them by name or as :class:`~unilab_envs.core.obs_groups.ObsG
 own among them) in ``policy_groups`` / ``privileged_groups``; the step and observe kernels
 write them through these writers (:mod:`unilab_envs.locomotion.observation_kernel`). A writer
 reads the quantities of :data:`~unilab_envs.locomotion.observation_kernel.QUANTITIES`. Sizes
-named ``"joints"``, ``"feet"`` and ``"scan_points"`` are the robot's joint and foot counts and
-the terrain's scan grid. The default noise scales are MuJoCo Playground's Go1 joystick
+named ``"joints"``, ``"feet"``, ``"scan_points"`` and ``"camera_pixels"`` are the robot's joint and
+foot counts, the terrain's scan grid and the depth camera's pixels (``depth`` is an image group:
+its shape, ``(1, height, width)``, comes from the task's camera config). The default noise scales are MuJoCo Playground's Go1 joystick
 ``noise_config`` (uniform half-widths, the sim-to-real profiles' ``observation_noise``).
 """
 
@@ -102,6 +103,13 @@ def write_height_scan(out, i, physics, robot, ground):
     scan_heights(out, ground, qpos[i, rq], qpos[i, rq + 1], qpos[i, rq + 2], c, s, ground.scan_points)
 
 
+@nb.njit(inline="always", cache=True)
+def write_depth(out, i, ground):
+    """The depth camera's latest frame (the task renders it before the kernel runs)."""
+    for k in range(out.shape[0]):
+        out[k] = ground.depth_image[i, k]
+
+
 def _group(name, size, units, doc, writer, noise=None):
     return register_obs_group(LAYER, ObsGroup(name, size, units, doc, writer, GROUP_BUILDERS.get(name), noise))
 
@@ -122,6 +130,9 @@ FOOT_HEIGHT = _group("foot_height", "feet", "m", "each foot's height above the g
 ACTUATOR_FORCE = _group("actuator_force", "joints", "N m", "actuator torques, in action.joint_names order", write_actuator_force)
 HEIGHT_SCAN = _group("height_scan", "scan_points", "m", "base z minus the ground height at each point of terrain.height_scan's "
                      "grid (turned with the base's heading), x-major", write_height_scan)
+DEPTH = _group("depth", "camera_pixels", "m", "the depth camera's latest frame (its intrinsics, pose, rate and range: the "
+               "spec's camera section), row-major from the top-left pixel; depth along the optical axis, clipped to "
+               "[near, far], far where nothing is in range", write_depth)
 
 #: a legged joystick policy's groups, in the order of the bundled tasks
 POLICY_GROUPS = (LINVEL, GYRO, GRAVITY, JOINT_POS, JOINT_VEL, LAST_ACTION, COMMAND, PHASE)

@@ -115,3 +115,4 @@ class Ground(NamedTuple):
     spawn_xy: np.ndarray  # (N, 2) where each env's episode started (world xy)
     walked: np.ndarray  # (N,) m from the spawn point at the last step
     commanded_xy: np.ndarray  # (N, 2) m: where exact tracking of the xy velocity commands (along the base's heading) would be, from the spawn point
+    depth_image: np.ndarray  # (N, P) float32 the depth camera's latest frames (:class:`~unilab_envs.sensors.DepthCamera`); (0, 0) without one

@@ -35,6 +35,7 @@ from unilab_envs.core.config import build_config
 from unilab_envs.core.generated import first_call_locked
 from unilab_envs.core.model import load_model, servo_joint_actuators
 from unilab_envs.core.obs_groups import ObsGroup, resolve_groups
+from unilab_envs.core.state import StateError, copy_attributes, restore_attributes
 from unilab_envs.core.reward_terms import RewardTerm, resolve_terms
 from unilab_envs.core.task import Task, register_builders
 from unilab_envs.locomotion import kernels
@@ -49,6 +50,7 @@ from unilab_envs.locomotion.reward_kernel import step_kernel
 from unilab_envs.locomotion.rewards import POSITIVE_CLIP, REWARD_NAMES
 from unilab_envs.locomotion.robot import LeggedRobot, resolve_robot
 from unilab_envs.locomotion.terms import LEGGED_TERMS
+from unilab_envs.sensors import CAMERA_PIXELS, DepthCamera, camera_group
 
 LAYER = "locomotion"  # the layer name terms are registered under (unilab_envs.core.reward_terms)
 GroupList = Sequence[ObsGroup | str] | Mapping[str, slice]
@@ -95,7 +97,7 @@ class LocomotionTask(Task):
         cls.config_class, cls.legged, cls.tracking_body = config, legged, legged.root_body
         cls.policy_groups = _group_list(obs_groups, "policy", cls)
         cls.privileged_groups = _group_list(privileged_obs_groups or (), "privileged", cls)
-        plan = cls._plan(cls.policy_groups, cls.privileged_groups)  # checked at import
+        plan = cls._plan(cls.policy_groups, cls.privileged_groups, config())  # checked at import
         _check_slices(obs_groups, plan.policy_slices, "policy", cls)
         _check_slices(privileged_obs_groups or {}, plan.privileged_slices, "privileged", cls)
         cls.obs_groups, cls.privileged_obs_groups = plan.policy_slices, plan.privileged_slices
@@ -103,9 +105,16 @@ class LocomotionTask(Task):
         register_builders(cls.declared_groups)  # the robot side's builders of the task's own groups
 
     @classmethod
-    def _plan(cls, policy: tuple[ObsGroup, ...], privileged: tuple[ObsGroup, ...]) -> ObservationPlan:
+    def _plan(cls, policy: tuple[ObsGroup, ...], privileged: tuple[ObsGroup, ...], cfg: LocomotionConfig) -> ObservationPlan:
+        camera = getattr(cfg, "camera", None)
         counts = {"joints": len(cls.legged.joint_names), "feet": len(cls.legged.foot_names), "scan_points": cls.num_scan_points}
+        if camera is None and any(g.size == CAMERA_PIXELS for g in (*policy, *privileged)):
+            raise ValueError(f"{cls.__name__}: its observation has a camera frame (the depth group) but its config class "
+                             f"{type(cfg).__name__} has no camera: give it a field camera: DepthCameraConfig")
         try:
+            if camera is not None:
+                counts["camera_pixels"] = camera.pixels
+                policy, privileged = (tuple(camera_group(g, camera) for g in groups) for groups in (policy, privileged))
             return plan_observation(policy, privileged, counts)
         except (TypeError, ValueError) as e:
             raise type(e)(f"{cls.__name__}: {e}") from None
@@ -128,7 +137,9 @@ class LocomotionTask(Task):
         self.reward_names = (*terms.names, POSITIVE_CLIP)
         self._weights = np.array([*terms.scales, scales.positive_clip]) * cfg.control_dt
         self._term_params = terms.param_table()
-        plan = self._plan(*self.observation_groups(cfg))
+        groups = self.observation_groups(cfg)
+        plan = self._plan(*groups, cfg)
+        self._camera_config = cfg.camera if any(g.size == CAMERA_PIXELS for g in (*groups[0], *groups[1])) else None
         self.obs_groups, self.privileged_obs_groups, self.declared_groups = plan.policy_slices, plan.privileged_slices, plan.groups
         kernel = step_kernel(terms.terms, terms.active, plan)
         self._compute, self._observe = first_call_locked(kernel, "compute"), first_call_locked(kernel, "observe")
@@ -172,11 +183,17 @@ class LocomotionTask(Task):
         self._previous_foot_pos = np.zeros((n, feet, 3))
         self.legs = Legs(*(getattr(self, name) for name in LocomotionTask.state_names))  # the same arrays, by name
         self.ground = self.make_ground(n)
+        self.camera = None
+        if self._camera_config is not None:  # a task whose observation has the depth image
+            self.camera = DepthCamera(self._camera_config, self.model, n, self.robot.root_q, self.control_dt)
+            self.ground = self.ground._replace(depth_image=self.camera.images)
 
     def apply_actions(self, actions: np.ndarray) -> None:
         apply_actions(actions, self._ctrl, self.legs, self.robot, self.config.action_scale)
 
     def compute(self, obs, privileged_obs, reward_terms, reward, terminated, episode_step, rng) -> None:
+        if self.camera is not None:
+            self.camera.after_step(self.physics.qpos)
         self._compute(obs, privileged_obs, reward_terms, reward, terminated, episode_step, rng, self.physics, self.robot,
                       self.legs, self.ground, self.params, self.commands, self._weights, self._term_params)  # fmt: skip
 
@@ -184,7 +201,23 @@ class LocomotionTask(Task):
         kernels.reset_envs(ids, rng, self.physics, self.robot, self.legs, self.reset_ranges, self.commands)
 
     def observe(self, ids: np.ndarray, obs, privileged_obs) -> None:
+        if self.camera is not None:
+            self.camera.after_reset(self.physics.qpos, ids)
         self._observe(ids, obs, privileged_obs, self.physics, self.robot, self.legs, self.ground, self.params, self.commands)
+
+    def get_state(self) -> dict[str, Any]:
+        state = super().get_state()
+        if self.camera is not None:
+            state["camera"] = copy_attributes(self.camera, DepthCamera.state_names)
+        return state
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        super().set_state(state)
+        if self.camera is not None:
+            if "camera" not in state:
+                raise StateError(f"{type(self).__name__} task state: the saved state has no depth camera; it was saved "
+                                 "from a task without one")
+            restore_attributes(self.camera, DepthCamera.state_names, state["camera"], f"{type(self).__name__} depth camera")
 
     def deploy_facts(self):
         """A velocity command, the robot's joints and gait phases, the config class's MJCF (deploy spec)."""

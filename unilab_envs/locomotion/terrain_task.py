@@ -24,6 +24,7 @@ from unilab_envs.locomotion.curriculum import reset_on_terrain, start_curriculum
 from unilab_envs.locomotion.ground import terrain_ground
 from unilab_envs.locomotion.records import Ground
 from unilab_envs.locomotion.task import LocomotionTask
+from unilab_envs.sensors.camera_config import DepthCameraConfig
 from unilab_envs.terrain import TerrainConfig, generate_terrain, scan_points, terrain_model
 
 SCAN_POINTS = scan_points(17, 11, 0.1)  # (187, 2) base-frame xy, x-major
@@ -39,6 +40,7 @@ class TerrainLocomotionConfig(LocomotionConfig):
     init_levels: tuple[int, int] = (0, 2)  # first episodes start on a level drawn from low..high (inclusive)
     demote_fraction: float = 0.5  # an episode that ends nearer its spawn point than this share of where its commands led drops a level
     spawn_clearance: float = 0.3  # m: the robot spawns above the highest ground within this distance (square)
+    camera: DepthCameraConfig = DepthCameraConfig()  # the depth camera, rendered when the task's groups have ``depth``
 
     def validate(self) -> None:
         super().validate()
@@ -48,6 +50,7 @@ class TerrainLocomotionConfig(LocomotionConfig):
                 f"init_levels must be (low, high) with 0 <= low <= high < terrain.num_levels ({self.terrain.num_levels}), got {self.init_levels}")
         require(0.0 <= self.demote_fraction <= 1.0, f"demote_fraction must be in [0, 1], got {self.demote_fraction}")
         require(self.spawn_clearance >= 0.0, f"spawn_clearance must be >= 0, got {self.spawn_clearance}")
+        self.camera.validate()
 
 
 class TerrainLocomotionTask(LocomotionTask):

@@ -7,6 +7,7 @@ TASKS: dict[str, tuple[str, int]] = {
     "UniLab/Go1Joystick-v0": ("unilab_envs.tasks.go1_joystick", 1000),
     "UniLab/G1Joystick-v0": ("unilab_envs.tasks.g1_joystick", 1000),
     "UniLab/Go1JoystickRough-v0": ("unilab_envs.tasks.go1_rough", 1000),
+    "UniLab/Go1JoystickDepth-v0": ("unilab_envs.tasks.go1_depth", 1000),
     "UniLab/UR5Reach-v0": ("unilab_envs.tasks.ur5_reach", 75),
     "UniLab/UR5Grasp-v0": ("unilab_envs.tasks.ur5_grasp", 125),
 }
