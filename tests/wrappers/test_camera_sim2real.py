@@ -90,3 +90,20 @@ def test_the_critic_sees_the_camera_draws():
     cam = env.unwrapped.task.camera
     np.testing.assert_allclose(info["privileged_obs"][:, groups["camera_exposure"]][:, 0], cam.exposure, rtol=1e-6)
     np.testing.assert_array_equal(info["privileged_obs"][:, groups["camera_delay"]][:, 0], env.layers["camera_latency"].delay)
+
+
+def test_parallel_camera_kernels_match_serial(monkeypatch):
+    """Large batches run the prange builds of the camera kernels; they draw exactly what the serial ones do."""
+    import wrappers._base
+
+    def run():
+        env = Sim2Real(make_depth(4, max_episode_steps=6, num_threads=2), profile="go1_depth_real",
+                       overrides={"frame_drop": {"drop_rate": 0.3}})
+        env.reset(seed=3)
+        return _roll(env, _actions(env, 10))
+
+    serial = run()
+    monkeypatch.setattr(wrappers._base, "PARALLEL_MIN_ENVS", 1)
+    for a, b in zip(run(), serial):
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(x, y)
