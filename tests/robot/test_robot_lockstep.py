@@ -69,3 +69,12 @@ def test_lockstep_command_counts_episodes_and_falls(tmp_path, capsys):
     assert summary["episodes"] == 2 and summary["falls"] == 0 and summary["runtime_fault"] is None
     assert summary["sim_time_s"] >= 2.0 + 2.0  # the start-up on the gantry, then two 1 s episodes
     assert json.loads(capsys.readouterr().out) == summary
+
+
+def test_script_commands_are_drawn_at_the_start_and_each_new_episode(g1):
+    sim, rt, _ = _pair(g1, SimConfig(episode_s=1.0), RuntimeConfig(command="script", follow_episodes=True, seed=3))
+    lockstep(rt, sim, 2.2)
+    first = rt.ctl.command.copy()
+    lockstep(rt, sim, 1.0, t0=2.2)  # the simulator's next episode restarts the controller with a new draw
+    assert sim.episode == 2 and not np.allclose(rt.ctl.command, first)
+    assert not np.allclose(first, 0.0)  # seed 3's first draw is not the zero command (15% of draws are)

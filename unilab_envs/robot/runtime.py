@@ -160,9 +160,9 @@ class RobotRuntime:
     def _start_policy(self, now: float) -> None:
         self._read()
         self.ctl = None
-        self.ctl = self.io.initial_state(self.data, command=np.zeros(len(self.spec.command.names)))
+        command = self._command()  # (with no controller state yet, the script source draws a new command)
+        self.ctl = self.io.initial_state(self.data, command=command)
         self.steps = 0
-        self.ctl.command = self._command()
         if self.guard is not None:
             self.guard.reset()
             self._guard_reported = False

@@ -92,6 +92,7 @@ class SimStats:
     episodes: int = 0
     falls: int = 0
     round_trip_s: list = field(default_factory=list)
+    fall_log: list = field(default_factory=list)  # (s into the episode, base height m, tilt rad) of each fall
 
 
 class SimRobot:
@@ -240,7 +241,7 @@ class SimRobot:
         return q, dq, gyro, linvel, quat
 
     def _episodes(self) -> None:
-        if self.on_gantry:
+        if self.on_gantry or self._damping:  # no controller on the wire: neither episodes nor falls count
             return
         if self.config.episode_s is None:  # one run: a fall under command counts (not the slump after damping)
             down = fell(self.io, self.data)
@@ -258,6 +259,10 @@ class SimRobot:
         if down or self.time - self._episode_start >= self.config.episode_s - 1e-9:
             self.stats.episodes += 1
             self.stats.falls += int(down)
+            if down:  # when into its episode, and how: base height and tilt
+                q = self.io.root_q
+                self.stats.fall_log.append((round(self.time - self._episode_start, 2), round(float(self.data.qpos[q + 2]), 3),
+                                            round(math.acos(max(-1.0, min(1.0, -self.io.gravity(self.data)[2]))), 2)))
             self.episode += 1
             self._reset()
 
@@ -269,7 +274,7 @@ class SimRobot:
                 "cmd_lost": s.cmd_lost, "state_lost": s.state_lost, "cmd_timeouts": s.timeouts,
                 "episodes": s.episodes, "falls": s.falls,
                 "round_trip_ms_p50": round(float(np.percentile(rt, 50)) * 1e3, 3),
-                "round_trip_ms_p99": round(float(np.percentile(rt, 99)) * 1e3, 3)}
+                "round_trip_ms_p99": round(float(np.percentile(rt, 99)) * 1e3, 3), "falls_at": s.fall_log}
 
     def run(self, duration_s: float | None = None, clock=time.monotonic, sleep=time.sleep) -> dict:
         """Step in real time (one physics step per ``timestep`` of wall clock) until ``duration_s`` or Ctrl-C;
