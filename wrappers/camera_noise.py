@@ -56,8 +56,12 @@ STD_FLOOR, STD_QUADRATIC, HOLE_RATE, BLOB_RATE, EDGE_DROP = range(5)
 
 @nb.njit(inline="always", cache=True)
 def _kink(src, i, cols, k, step, threshold):
-    """Whether the inverse depth at pixel ``k`` departs from the line through its neighbours ``k -+ step``."""
-    return abs(1.0 / src[i, cols[k - step]] - 2.0 / src[i, cols[k]] + 1.0 / src[i, cols[k + step]]) > threshold
+    """Whether the inverse depth at pixel ``k`` departs from the line through its neighbours ``k -+ step`` (a pixel
+    already invalid, <= 0, is no edge)."""
+    a, b, c = src[i, cols[k - step]], src[i, cols[k]], src[i, cols[k + step]]
+    if a <= 0.0 or b <= 0.0 or c <= 0.0:
+        return False
+    return abs(1.0 / a - 2.0 / b + 1.0 / c) > threshold
 
 
 @nb.njit(inline="always", cache=True)
@@ -95,7 +99,7 @@ def corrupt_frame(src, i, cols, frame, drop, rng, width, height, params, edge_th
         d = np.float64(src[i, cols[k]])
         if noisy:
             n = normal(rng, i)
-            if d < far:
+            if 0.0 < d < far:  # <= 0: already invalid (another stage dropped it), left as it is
                 d = min(max(d + (params[STD_FLOOR] + params[STD_QUADRATIC] * d * d) * n, near), far)
         if params[HOLE_RATE] > 0.0 and uniform(rng, i) < params[HOLE_RATE]:
             drop[i, k] = True
