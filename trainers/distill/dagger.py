@@ -80,6 +80,8 @@ class Distiller:
             cfg.task, cfg.num_envs, cfg.env_kwargs, cfg.vectorization_mode, sim2real=cfg.sim2real,
             obs_history=cfg.obs_history)
         try:
+            if self.env.num_envs != cfg.num_envs:
+                raise ConfigError(f"the env has {self.env.num_envs} envs but num_envs is {cfg.num_envs}")
             check_student_observation(self.env, cfg.task)
             self.dims = env_dims(self.env)
             policy, privileged = env_groups(self.env)
