@@ -145,7 +145,8 @@ def test_commands_on_a_task_without_velocity_commands_is_refused_before_evaluati
 def test_the_joystick_tasks_are_the_ones_that_take_commands():
     from trainers.ppo.joystick_eval import check_command_task, velocity_command_tasks
 
-    assert velocity_command_tasks() == ("UniLab/Go1Joystick-v0", "UniLab/G1Joystick-v0", "UniLab/Go1JoystickRough-v0")
+    assert velocity_command_tasks() == ("UniLab/Go1Joystick-v0", "UniLab/G1Joystick-v0", "UniLab/Go1JoystickRough-v0",
+                                        "UniLab/Go1JoystickDepth-v0")
     check_command_task("UniLab/Go1JoystickRough-v0")  # accepted
     for task in ("UniLab/UR5Reach-v0", POINT_REACH_ID, "HalfCheetah-v5"):
         with pytest.raises(ValueError, match=f"but {task} takes no velocity command"):

@@ -18,7 +18,8 @@ same order as the wrappers, the sections that live between the robot and the pol
 
 ``domain_randomization`` and ``random_push`` change the physics, not the link: they are
 listed in :attr:`PlaySim2Real.skipped` (play another model with ``--model-path`` to test
-physics changes). A ``safety`` section is the controller's guard, not an imperfection:
+physics changes), as are the depth camera's imperfections (``camera_pose``, ``motion_blur``,
+``depth_noise``, ``frame_drop``, ``camera_latency``): play renders the clean frame. A ``safety`` section is the controller's guard, not an imperfection:
 ``unilab play`` runs it (:mod:`unilab_envs.deploy.safety`) before these sections, as the
 wrappers do. Draws come from a NumPy generator, so the noise has the wrappers'
 distribution, not their exact random sequence. No torch, no Numba.
@@ -41,6 +42,8 @@ from unilab_envs.profile_files import resolve_profile
 APPLIED = ("observation_noise", "imu_bias_drift", "observation_latency", "action_latency", "packet_loss",
            "action_noise", "motor_strength")
 PHYSICS = ("domain_randomization", "random_push")
+#: the depth camera's imperfections (wrappers.camera_*): play renders the clean frame and skips them, listed as skipped
+CAMERA = ("camera_pose", "motion_blur", "depth_noise", "frame_drop", "camera_latency")
 META = ("description", "robot", "env_id", "extends", "sources")
 #: training devices: what the critic sees (wrappers.privileged), the whole-profile curriculum
 #: (wrappers.curriculum; play runs the whole profile): nothing to play
@@ -66,8 +69,9 @@ def load_play_profile(profile: str | Path | Mapping[str, Any]) -> dict[str, Any]
     except (ValueError, FileNotFoundError) as e:
         raise SpecError(str(e)) from None
     for key, value in data.items():
-        if key not in (*APPLIED, *PHYSICS, *META, *TRAINING_ONLY, *GUARD):
-            raise SpecError(f"unknown profile section {key!r}; known: {sorted((*APPLIED, *PHYSICS, *META, *TRAINING_ONLY, *GUARD))}")
+        known = (*APPLIED, *PHYSICS, *CAMERA, *META, *TRAINING_ONLY, *GUARD)
+        if key not in known:
+            raise SpecError(f"unknown profile section {key!r}; known: {sorted(known)}")
         if key in GUARD and value is not None:
             from unilab_envs.deploy.safety import safety_config
 
@@ -130,7 +134,7 @@ class PlaySim2Real:
         self.profile, self.spec, self.name = dict(profile), spec, name
         self.rng = np.random.default_rng(seed)
         self.applied = tuple(k for k in APPLIED if k in profile)
-        self.skipped = tuple(k for k in PHYSICS if k in profile)
+        self.skipped = tuple(k for k in (*PHYSICS, *CAMERA) if k in profile)
         self.dt = spec.timing.control_dt
         groups = {g.name: np.arange(g.start, g.stop) for g in spec.observation.groups}
 

@@ -70,7 +70,10 @@ def render_rows(images, rows, qpos, root_q, previous_pose, exposure, dt, blur_sa
         i = rows[k]
         image = np.zeros(directions.shape[0])
         share = min(max(exposure[i] / dt, 0.0), 1.0)
-        samples = blur_samples if share > 0.0 else 1
+        still = True  # no motion since the last step (an episode's start): every pose of the exposure is the same
+        for c in range(7):
+            still = still and previous_pose[i, c] == qpos[i, root_q + c]
+        samples = blur_samples if share > 0.0 and not still else 1
         for s in range(samples):
             alpha = 1.0 - share * s / (samples - 1) if samples > 1 else 1.0  # 1: now, 1 - share: the exposure's start
             p = previous_pose[i]
