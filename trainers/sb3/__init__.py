@@ -7,6 +7,8 @@
 - ``RewardTermsCallback``: ``reward/<term>`` means into SB3's logger;
 - ``ProgressCallback``: a progress bar (env steps, steps per second, recent return);
 - ``BatchedNormalActionNoise``: TD3/SAC exploration noise drawn for all envs at once;
+- ``DictObservation``: a task with image groups (a depth camera) as SB3's ``Dict`` observation
+  (the state vector and each image) for ``MultiInputPolicy``;
 - ``trainers.sb3.cli.train_sb3``: ``unilab train --algo sb3-ppo|sb3-sac|sb3-td3``.
 
     import unilab_envs
@@ -21,6 +23,7 @@ import unilab_envs  # noqa: F401  (first: sets the OpenMP wait policy before tor
 from trainers.sb3.adapter import EMPTY_INFO, SB3VecEnv, supports_reset_mask
 from trainers.sb3.callbacks import (CheckpointCallback, ProgressCallback, RewardTermsCallback, find_adapter, save_model,
                                     sb3_logger)
+from trainers.sb3.dict_obs import DictObservation
 from trainers.sb3.env import make_batched_env, make_sb3_env
 from trainers.sb3.noise import BatchedNormalActionNoise
 
@@ -28,6 +31,7 @@ __all__ = [
     "EMPTY_INFO",
     "BatchedNormalActionNoise",
     "CheckpointCallback",
+    "DictObservation",
     "ProgressCallback",
     "RewardTermsCallback",
     "SB3VecEnv",
