@@ -13,6 +13,7 @@ from unilab_envs.deploy.episodes import distance_to_target
 from unilab_envs.deploy.safety import REASONS
 
 from .camera import play_camera
+from .depth_view import with_depth_inset
 from .metrics import PlayResult, VelocityTracking, safety_summary
 from .player import Player
 
@@ -30,7 +31,12 @@ class Filmer:
 
     def add(self) -> None:
         self.renderer.update_scene(self.player.data, camera=self.camera)
-        self.recorder.add(self.renderer.render())
+        frame = self.renderer.render()
+        camera, obs = self.player.spec.camera, getattr(self.player, "last_obs", None)
+        if camera is not None and obs is not None:  # the policy's depth image beside the robot
+            group = next(g for g in self.player.spec.observation.groups if g.name == camera.group)
+            frame = with_depth_inset(frame, obs[group.start:group.stop], camera.height, camera.width, camera.near, camera.far)
+        self.recorder.add(frame)
 
     def write(self) -> Path | None:
         self.renderer.close()

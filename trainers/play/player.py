@@ -102,6 +102,7 @@ class Player:
         obs = self.io.observe(self.data, self.state)
         if self.sim2real is not None:
             obs = self.sim2real.observation(obs)
+        self.last_obs = obs  # what the policy saw (the film shows a depth camera's frame from it)
         action = sent = self.policy(obs if self.history is None else self.history(obs))  # frames as received
         if self.guard is not None:  # on the robot's computer, before the link (as wrappers.Safety)
             io, data = self.io, self.data

@@ -186,8 +186,12 @@ class PlaySim2Real:
     def describe(self) -> str:
         """One line: which sections act on the play side and which do not."""
         text = f"sim2real: {', '.join(self.applied) or 'nothing'} applied"
-        if self.skipped:
-            text += f"; {', '.join(self.skipped)} not applied in play (physics: use --model-path)"
+        physics = [k for k in self.skipped if k in PHYSICS]
+        camera = [k for k in self.skipped if k in CAMERA]
+        if physics:
+            text += f"; {', '.join(physics)} not applied in play (physics: use --model-path)"
+        if camera:
+            text += f"; {', '.join(camera)} not applied in play (it renders the clean depth frame)"
         return text
 
     def gain_note(self) -> str | None:
