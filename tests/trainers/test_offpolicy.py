@@ -85,6 +85,7 @@ def test_a_resumed_run_with_its_buffer_continues_bit_for_bit(kind, tmp_path):
     for key in a:
         torch.testing.assert_close(a[key], b[key], rtol=0, atol=0, msg=key)
     assert whole.learner.updates == resumed.learner.updates
+    assert len(whole.finished) >= 8 and list(resumed.finished) == list(whole.finished)  # the stop rule's window resumes too
 
 
 def test_resume_without_the_buffer_says_it_refills(tmp_path, capsys):

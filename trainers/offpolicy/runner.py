@@ -167,7 +167,7 @@ class OffPolicyRunner:
             "env_state": to_tensors(self.env.get_state()) if hasattr(self.env, "get_state") else None,
             "obs": torch.from_numpy(np.array(self.obs)), "priv": None if self.priv is None else torch.from_numpy(np.array(self.priv)),
             "episodes": {"ret": torch.from_numpy(self.ep_ret.copy()), "len": torch.from_numpy(self.ep_len.copy()),
-                         "done": self.episodes_done},
+                         "done": self.episodes_done, "recent": _recent_tensors(self.finished)},
             "replay": self.replay.state_dict() if cfg.log.save_replay else None,
         }
 
@@ -188,6 +188,9 @@ class OffPolicyRunner:
             self.priv = None if ckpt["priv"] is None else ckpt["priv"].numpy()
             self.ep_ret[:], self.ep_len[:] = ckpt["episodes"]["ret"].numpy(), ckpt["episodes"]["len"].numpy()
         self.episodes_done = int(ckpt["episodes"].get("done", 0))
+        if ckpt["episodes"].get("recent") is not None:  # the stop rule's window (checkpoints before it: empty)
+            self.finished.clear()
+            self.finished.extend(_recent_rows(ckpt["episodes"]["recent"]))
         if ckpt.get("replay") is not None:
             self.replay.load_state_dict(ckpt["replay"])
         else:  # without the buffer: collect with the learned actor until a batch is stored again
@@ -259,6 +262,20 @@ class OffPolicyRunner:
 
     def _next(self, every: int) -> int:
         return (self.env_steps // every + 1) * every
+
+
+def _recent_tensors(finished) -> dict[str, torch.Tensor]:
+    """The recent episodes' ``(return, length, success)`` rows as tensors (success -1: the task reports none)."""
+    rows = list(finished)
+    return {"ret": torch.tensor([r[0] for r in rows], dtype=torch.float64),
+            "len": torch.tensor([r[1] for r in rows], dtype=torch.int64),
+            "success": torch.tensor([-1 if r[2] is None else int(r[2]) for r in rows], dtype=torch.int8)}
+
+
+def _recent_rows(saved: dict[str, torch.Tensor]) -> list[tuple[float, int, bool | None]]:
+    """:func:`_recent_tensors` back as rows."""
+    return [(float(r), int(n), None if int(s) < 0 else bool(s))
+            for r, n, s in zip(saved["ret"].tolist(), saved["len"].tolist(), saved["success"].tolist())]
 
 
 def _progress(cfg: OffPolicyConfig, done: int):
