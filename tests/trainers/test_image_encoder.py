@@ -123,3 +123,13 @@ def test_env_dims_and_groups_agree_on_the_depth_task():
         assert load_config(DEPTH, overrides=["policy.image_encoder=null"]).policy.image_encoder is None
     finally:
         env.close()
+
+
+def test_widening_a_cnn_run_for_a_history_is_refused_in_one_line():
+    import numpy as np
+
+    from trainers.ppo.widen import widen_for_history
+
+    ckpt = {"dims": {"obs": 242}, "algo": {"policy": {"actor.encoders.depth.convs.0.weight": None}}}
+    with pytest.raises(ValueError, match="image encoder.*obs_history from the start"):
+        widen_for_history(ckpt, np.array([0, 1, 2]))

@@ -54,6 +54,10 @@ def widen_for_history(ckpt: dict, sources: np.ndarray) -> dict:
         raise ValueError(f"history sources must be columns of the {obs}-column observation, got {src.min()}..{src.max()}")
     algo = dict(ckpt["algo"])
     policy = dict(algo["policy"])
+    if "actor.0.weight" not in policy:  # an image encoder's network (trainers.ppo.image_encoder) starts elsewhere
+        raise ValueError("--init-from cannot give an observation history to a run whose networks have an image encoder "
+                         "(their first layers read the image's columns through a CNN); train with obs_history from the "
+                         "start, or init from the run without a history")
     # the first Linear of each network (``actor.0`` / ``critic.0``, :func:`trainers.ppo.models.mlp`)
     for name in ("actor.0.weight", "critic.0.weight"):
         policy[name] = insert_zero_columns(policy[name], obs, count)
