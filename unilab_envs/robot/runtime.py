@@ -18,6 +18,10 @@ CRC are dropped and counted; the first is reported), and acts by mode:
    ``state_timeout_s`` (a stale or dead robot). Each fault is reported in one line.
 
 Every step goes into a :class:`~unilab_envs.robot.steplog.StepLog` row when a log is given.
+
+With a :class:`~unilab_envs.robot.swap.HotSwap` attached (``runtime.swap``), each tick starts at a
+step boundary where a ready candidate policy is swapped in (or the previous one rolled back), and
+the log gets the acting policy's id and the swap event of each step.
 """
 
 from __future__ import annotations
@@ -118,6 +122,8 @@ class RobotRuntime:
         self._guard_reported = False
         self.ctl = None
         self.steps = 0
+        self.swap = None  # a HotSwap: new weights between two steps (unilab_envs.robot.swap)
+        self.policy_id, self._swap_event = 0, 0
 
     # --- inputs ----------------------------------------------------------------------------
     def _receive(self, now: float) -> bool:
@@ -178,6 +184,8 @@ class RobotRuntime:
     def tick(self, now: float, lateness: float = 0.0) -> str:
         """One control period at time ``now`` (s): read, decide, send, log. Returns the mode it ran."""
         start = time.perf_counter()
+        if self.swap is not None:  # the step boundary: one policy acts for the whole step
+            self.policy, self.policy_id, self._swap_event = self.swap.boundary()
         fresh = self._receive(now)
         if self.state is None:
             return "wait"
@@ -261,12 +269,14 @@ class RobotRuntime:
                        state_tick=int(self.state["tick"]), fresh=float(fresh), mode=MODES.index(self.mode),
                        command=self.ctl.command if self.ctl is not None else np.zeros(3), quat=imu["quaternion"],
                        gyro=imu["gyroscope"], q=q, dq=self.data.qvel[self.io.joint_d], obs=obs, action=action,
-                       q_des=q_des, kp=kp, kd=kd)
+                       q_des=q_des, kp=kp, kd=kd,
+                       **({"policy": self.policy_id, "swap": self._swap_event} if self.swap is not None else {}))
 
     def log_groups(self) -> dict[str, int]:
         """The log's column groups and widths for this spec."""
         j, o, a = len(self.spec.action.joint_names), self.spec.observation.size, self.spec.action.size
-        return {"command": 3, "quat": 4, "gyro": 3, "q": j, "dq": j, "obs": o, "action": a, "q_des": j, "kp": j, "kd": j}
+        groups = {"command": 3, "quat": 4, "gyro": 3, "q": j, "dq": j, "obs": o, "action": a, "q_des": j, "kp": j, "kd": j}
+        return {**groups, "policy": 1, "swap": 1} if self.swap is not None else groups
 
     # --- the real-time loop ----------------------------------------------------------------
     def wait_for_robot(self, clock=time.monotonic, sleep=time.sleep) -> None:

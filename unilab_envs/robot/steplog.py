@@ -11,6 +11,7 @@ observation size, ``A`` the action size)::
     gyro_0..2      rad/s                                        q_0..J-1, dq_0..J-1  joint readings
     obs_0..O-1     the policy's observation (0 outside policy mode)  action_0..A-1  the policy's action
     q_des_0..J-1, kp_0..J-1, kd_0..J-1   the command sent
+    policy, swap   with a hot swap attached only: the acting policy's id; 1 swapped in, 2 rolled back at this step
 
 The CSV (``<path>.csv``) has one header line and a row per step, flushed every second, so a
 run that dies leaves its log; the ``.npz`` (``<path>.npz``) holds one float64 array per column
@@ -28,6 +29,8 @@ import numpy as np
 
 MODES = ("wait", "damping", "move", "policy", "fault")
 SCALARS = ("t", "lateness_s", "compute_s", "missed", "state_tick", "fresh", "mode")
+#: scalar columns a log has when the runtime has a hot swap attached (unilab_envs.robot.swap)
+SWAP_SCALARS = ("policy", "swap")
 
 
 class StepLog:
@@ -40,7 +43,7 @@ class StepLog:
         self._rows: dict[str, list] = {k: [] for k in self.groups}
         self._file = open(self.path.with_suffix(".csv"), "w", newline="")
         self._csv = csv.writer(self._file)
-        header = [k if w == 1 and k in SCALARS else f"{k}_{i}" for k, w in self.groups.items() for i in range(w)]
+        header = [k if w == 1 and k in SCALARS + SWAP_SCALARS else f"{k}_{i}" for k, w in self.groups.items() for i in range(w)]
         self._csv.writerow(header)
         self._n, self.flush_every = 0, flush_every
 
@@ -62,7 +65,7 @@ class StepLog:
         """Flush the CSV and write the ``.npz`` atomically; returns the ``.npz`` path."""
         self._file.close()
         arrays = {k: (np.stack(v) if v else np.zeros((0, self.groups[k]))) for k, v in self._rows.items()}
-        arrays = {k: (a[:, 0] if k in SCALARS else a) for k, a in arrays.items()}
+        arrays = {k: (a[:, 0] if k in SCALARS + SWAP_SCALARS else a) for k, a in arrays.items()}
         final = self.path.with_suffix(".npz")
         tmp = final.with_name(final.name + ".tmp.npz")
         np.savez(tmp, **arrays)
