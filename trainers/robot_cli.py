@@ -3,6 +3,9 @@
     unilab robot sim policies/g1_joystick_real                    # a simulated G1 on rt/lowcmd / rt/lowstate (loopback)
     unilab robot run policies/g1_joystick_real --command fixed --vx 0.5 --log runs/robot/g1
     unilab robot run policies/g1_joystick_real                    # commands from the state's wireless remote
+    unilab robot run policies/g1_joystick_real --control-port 7450  # accepts hot swaps on 127.0.0.1:7450
+    unilab robot swap runs/adapted --port 7450                     # new weights between two control steps
+    unilab robot rollback --port 7450                              # the previous policy back
 
 Both need the ``robot`` extra (``pip install -e ".[robot]"``); mistakes end in one line on
 stderr and exit status 2. Everything stays on 127.0.0.1 unless --interface / --peer say otherwise.
@@ -57,6 +60,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     ls.add_argument("--seed", type=int, default=0, help="seed of resets, loss and drawn commands (default 0)")
     ls.add_argument("--summary", metavar="PATH.json", help="also write the summary as JSON")
     ls.add_argument("--spec", metavar="PATH", help="deploy spec to use instead of the one exported with the policy")
+    ls.add_argument("--swap", metavar="FOLDER", help="hot-swap this policy folder in while running (measures the swap)")
+    ls.add_argument("--swap-at", type=float, default=10.0, metavar="SECONDS",
+                    help="--swap: ask for the swap at this virtual time (default 10 s)")
+    ls.add_argument("--log", metavar="PATH", help="per-step log: PATH.csv and PATH.npz (docs/robot_bridge.md)")
+    for verb, text in (("swap", "hot-swap a policy folder into a running `unilab robot run --control-port`"),
+                       ("rollback", "the running runtime's previous policy back"),
+                       ("status", "which policy the running runtime acts with")):
+        c = sub.add_parser(verb, help=text)
+        if verb == "swap":
+            c.add_argument("folder", help="folder holding policy.onnx and deploy_spec.json (what `unilab export` writes)")
+        c.add_argument("--port", type=int, required=True, help="the runtime's --control-port (on 127.0.0.1)")
+        c.add_argument("--timeout", type=float, default=60.0, help="wait this long for the answer (default 60 s)")
     r = sub.add_parser("run", help="run an exported policy on the robot over DDS")
     r.add_argument("policy", help="folder holding policy.onnx and deploy_spec.json (e.g. policies/g1_joystick_real)")
     _wire_arguments(r)
@@ -73,6 +88,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     r.add_argument("--log", metavar="PATH", help="per-step log: PATH.csv streamed, PATH.npz at the end (docs/robot_bridge.md)")
     r.add_argument("--follow-episodes", action="store_true", help="restart the controller on the simulator's new episodes")
     r.add_argument("--rt", action="store_true", help="ask for real-time priority (SCHED_FIFO 50; needs the right)")
+    r.add_argument("--control-port", type=int, metavar="PORT",
+                   help="accept hot swaps and rollbacks (`unilab robot swap|rollback --port PORT`) on 127.0.0.1:PORT")
 
 
 def _fail(message: object) -> int:
@@ -86,6 +103,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.robot_command == "lockstep":
         return _lockstep(args)
+    if args.robot_command in ("swap", "rollback", "status"):
+        return _control(args)
     try:
         config = DdsConfig(domain_id=args.domain, interface=args.interface, peers=tuple(args.peer or ("127.0.0.1",)))
     except ValueError as e:
@@ -188,6 +207,19 @@ def _run(args, spec, model, robot, bundle, config, DdsTransport) -> int:
             os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(50))
         except (PermissionError, OSError, AttributeError) as e:
             say(f"no real-time priority ({e.__class__.__name__}: run as root or grant CAP_SYS_NICE); running without")
+    server = None
+    if args.control_port is not None:
+        from unilab_envs.robot.control import serve
+        from unilab_envs.robot.swap import HotSwap
+
+        runtime.swap = HotSwap(spec, policy, bundle.folder, events=f"{args.log}.swaps.jsonl" if args.log else None,
+                               say=say)
+        try:
+            server = serve(runtime.swap, args.control_port)
+        except OSError as e:
+            transport.close()
+            return _fail(e)
+        say(f"hot swap: `unilab robot swap FOLDER --port {args.control_port}` (rollback, status) on 127.0.0.1")
     log = StepLog(args.log, runtime.log_groups()) if args.log else None
     runtime.log = log
     try:
@@ -199,6 +231,9 @@ def _run(args, spec, model, robot, bundle, config, DdsTransport) -> int:
         runtime.damp()
         return _fail(f"{e}; damping sent")
     finally:
+        if server is not None:
+            server.shutdown()
+            server.server_close()
         if log is not None:
             say(f"log: {log.close()} and {log.path.with_suffix('.csv')}")
         transport.close()
@@ -237,8 +272,11 @@ def _lockstep(args) -> int:
     from unilab_envs.robot.motors import NameMapError, robot_for_joints
     from unilab_envs.robot.runtime import RobotRuntime, RuntimeConfig
     from unilab_envs.robot.sim import SimConfig, SimRobot
+    from unilab_envs.robot.steplog import StepLog
     from unilab_envs.robot.wire import LocalBus
 
+    if args.swap and not args.log:
+        return _fail("--swap measures the swap from the step log: add --log PATH")
     try:
         bundle = find_policy(args.policy, args.spec)
         spec = bundle.spec
@@ -251,11 +289,63 @@ def _lockstep(args) -> int:
                                RuntimeConfig(command="script", follow_episodes=True, seed=args.seed))
     except (PlayError, NameMapError, ValueError) as e:
         return _fail(e)
+    if args.swap:
+        from unilab_envs.robot.swap import HotSwap
+
+        runtime.swap = HotSwap(spec, runtime.policy, bundle.folder, say=lambda line: print(line, file=sys.stderr))
+    log = StepLog(args.log, runtime.log_groups()) if args.log else None
+    runtime.log = log
     start = time.perf_counter()
+    done = lambda: sim.stats.episodes >= args.episodes  # noqa: E731
+    t = 0.0
+    if args.swap:  # run to --swap-at, ask for the swap (it loads on its thread while the loop runs on)
+        t = run_lockstep(runtime, sim, args.swap_at, until=done)
+        asked = len(log)
+        print(f"unilab robot lockstep: hot swap {runtime.swap.request(args.swap)}", file=sys.stderr)
     # start-up on the gantry (episode 0), then --episodes episodes
-    run_lockstep(runtime, sim, 1e9, until=lambda: sim.stats.episodes >= args.episodes)
+    run_lockstep(runtime, sim, 1e9, t0=t, until=done)
     summary = {**sim.summary(), "fall_rate": round(sim.stats.falls / max(1, sim.stats.episodes), 4),
                "wall_s": round(time.perf_counter() - start, 1), "runtime_mode": runtime.mode,
                "runtime_fault": runtime.fault_reason}
+    if log is not None:
+        path = log.close()
+        if args.swap:
+            summary["swap"] = _swap_timing(path, asked, runtime.spec.timing.control_dt, runtime.swap.events)
     _summary(args, summary)
     return 0
+
+
+def _swap_timing(path, asked: int, dt: float, events: list) -> dict:
+    """Step times around a hot swap from the step log: the swap step, the steps while the candidate loaded, the rest."""
+    import numpy as np
+
+    from unilab_envs.robot.steplog import load_log
+
+    log = load_log(path)
+    c, n = log["compute_s"] * 1e3, len(log["compute_s"])
+    at = np.flatnonzero(log["swap"] == 1)
+    if not len(at):
+        return {"swapped": False, "events": [e["event"] for e in events]}
+    at = int(at[0])
+    first = min(asked, at)  # the first row after the request
+    loading = c[first:at]
+    others = np.delete(c, np.arange(first, at + 1))
+    return {"swapped": True, "swap_row": at, "rows": n, "rows_while_loading": int(at - first),
+            "swap_step_ms": round(float(c[at]), 3), "loading_max_ms": round(float(loading.max()), 3) if len(loading) else None,
+            "others_ms_p50": round(float(np.percentile(others, 50)), 3),
+            "others_ms_p99": round(float(np.percentile(others, 99)), 3), "others_ms_max": round(float(others.max()), 3),
+            "missed": int(log["missed"].sum()), "period_ms": dt * 1e3,
+            "load_s": next((e["load_s"] for e in events if e["event"] == "ready"), None)}
+
+
+def _control(args) -> int:
+    """``unilab robot swap|rollback|status``: one request to the running runtime's control channel."""
+    from unilab_envs.robot.control import ask
+
+    request = f"swap {Path(args.folder).resolve()}" if args.robot_command == "swap" else args.robot_command
+    try:
+        answer = ask(args.port, request, timeout=args.timeout)
+    except ConnectionError as e:
+        return _fail(e)
+    print(answer)
+    return 2 if answer.startswith("refused") else 0

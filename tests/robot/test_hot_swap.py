@@ -153,3 +153,26 @@ def test_control_channel_on_loopback(g1, tmp_path):
         server.server_close()
     with pytest.raises(ConnectionError, match="no runtime answers on 127.0.0.1"):
         ask(port, "status", timeout=2)
+
+
+def test_lockstep_command_measures_a_swap(tmp_path, capsys):
+    from trainers.cli import main
+
+    # start-up 2 s on the gantry, the swap asked at 2.5 s, one 1 s episode: 3 s of virtual time after the first tick
+    assert main(["robot", "lockstep", G1_POLICY, "--episodes", "1", "--episode-s", "1", "--swap",
+                 str(_candidate(tmp_path, "plus")), "--swap-at", "2.5", "--log", str(tmp_path / "log")]) == 0
+    swap = json.loads(capsys.readouterr().out)["swap"]
+    assert swap["swapped"] and swap["missed"] == 0 and swap["period_ms"] == 20.0
+    assert swap["swap_row"] >= 2.5 / 0.02 - 1 and swap["swap_step_ms"] < 20.0
+    log = load_log(tmp_path / "log")
+    assert (log["policy"][:swap["swap_row"]] == 0).all() and (log["policy"][swap["swap_row"]:] == 1).all()
+
+
+def test_control_commands_without_a_runtime_say_what_to_do(capsys):
+    from trainers.cli import main
+
+    assert main(["robot", "rollback", "--port", "1"]) == 2
+    assert capsys.readouterr().err.strip() == ("unilab robot: no runtime answers on 127.0.0.1:1 (ConnectionRefusedError): "
+                                               "start `unilab robot run ... --control-port 1` first")
+    assert main(["robot", "lockstep", G1_POLICY, "--swap", "x"]) == 2
+    assert "add --log PATH" in capsys.readouterr().err

@@ -61,6 +61,10 @@ class StepLog:
         if self._n % self.flush_every == 0:
             self._file.flush()
 
+    def __len__(self) -> int:
+        """Rows written so far."""
+        return self._n
+
     def close(self) -> Path:
         """Flush the CSV and write the ``.npz`` atomically; returns the ``.npz`` path."""
         self._file.close()
