@@ -17,9 +17,9 @@ from typing import Any, Mapping
 import numpy as np
 from gymnasium.vector import VectorEnv
 
-from wrappers._base import group_columns, require
+from wrappers._base import Sim2RealWrapper, group_columns, require
 
-__all__ = ["camera_of", "camera_columns", "camera_tasks", "new_frame_step"]
+__all__ = ["FrameWrapper", "camera_of", "camera_columns", "camera_tasks", "new_frame_step"]
 
 
 def camera_tasks() -> list[str]:
@@ -64,3 +64,35 @@ def new_frame_step(camera: Any) -> bool:
     """Whether the control step just taken rendered a new frame for every env (the camera's frame clock ticked
     on a frame). Rows that started an episode always have a new frame."""
     return bool((int(camera.frame_clock[0]) - 1) % camera.config.update_every == 0)
+
+
+class FrameWrapper(Sim2RealWrapper):
+    """A wrapper that changes each new frame of the camera's image group ``group`` (and holds it between frames).
+
+    It finds the camera and the group's columns (``self.camera``, ``self._cols``), keeps its output buffers
+    (``self._out``, ``self._final_out``) and sets ``self._fresh`` after each step: whether the step rendered a new
+    frame for every env (a reset renders only the rows it starts).
+    """
+
+    def __init__(self, env: VectorEnv, group: str) -> None:
+        super().__init__(env)
+        what = type(self).__name__
+        self.camera = camera_of(env, what)
+        self._cols = camera_columns(env, self.camera, group, what)
+        shape = (self.num_envs, int(np.prod(self.single_observation_space.shape)))
+        self._out = np.zeros(shape, np.float32)
+        self._final_out = np.zeros(shape, np.float32)
+        self._fresh = False
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        self._fresh = False  # a reset renders only the rows it starts
+        return super().reset(seed=seed, options=options)
+
+    def _after_step(self, info):
+        self._fresh = new_frame_step(self.camera)
+
+    def _outputs(self, info: dict, final: np.ndarray) -> np.ndarray:
+        """The observation to hand out; SAME_STEP's ``info["final_obs"]`` replaced by this wrapper's."""
+        if final is not self._none and "final_obs" in info:
+            info["final_obs"] = self._hand_out(self._final_out)
+        return self._hand_out(self._out)

@@ -47,8 +47,8 @@ import numpy as np
 from gymnasium.vector import VectorEnv
 
 from unilab_envs.core.rng import normal, uniform
-from wrappers._base import Sim2RealWrapper, make_config, require, row_kernel
-from wrappers.camera_common import camera_columns, camera_of, new_frame_step
+from wrappers._base import make_config, require, row_kernel
+from wrappers.camera_common import FrameWrapper
 
 #: ``params`` columns of the kernel: the magnitudes the profile level scales
 STD_FLOOR, STD_QUADRATIC, HOLE_RATE, BLOB_RATE, EDGE_DROP = range(5)
@@ -172,7 +172,7 @@ class DepthNoiseConfig:
         return np.array([self.std_floor, self.std_quadratic, self.hole_rate, self.blob_rate, self.edge_drop])
 
 
-class DepthNoise(Sim2RealWrapper):
+class DepthNoise(FrameWrapper):
     """Distance-dependent noise, holes and edge dropout on each new depth frame (module docstring).
 
     ``DepthNoise(env, std_quadratic=0.004, hole_rate=0.01, edge_drop=0.5)``. A frame the camera holds
@@ -183,25 +183,13 @@ class DepthNoise(Sim2RealWrapper):
     STATE = ("_frame", "_out", "_final_out")
 
     def __init__(self, env: VectorEnv, config: DepthNoiseConfig | Mapping[str, Any] | None = None, **kwargs: Any) -> None:
-        super().__init__(env)
-        self.config = cfg = make_config(DepthNoiseConfig, config, kwargs)
-        self.camera = camera_of(env, "DepthNoise")
-        self._cols = camera_columns(env, self.camera, cfg.group, "DepthNoise")
+        cfg = make_config(DepthNoiseConfig, config, kwargs)
+        super().__init__(env, cfg.group)
+        self.config = cfg
         n, pixels = self.num_envs, self._cols.size
         self._frame = np.zeros((n, pixels), np.float32)
         self._drop = np.zeros((n, pixels), bool)
         self._params = cfg.params()
-        shape = (n, int(np.prod(self.single_observation_space.shape)))
-        self._out = np.zeros(shape, np.float32)
-        self._final_out = np.zeros(shape, np.float32)
-        self._fresh = False
-
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        self._fresh = False  # a reset renders only the rows it starts
-        return super().reset(seed=seed, options=options)
-
-    def _after_step(self, info):
-        self._fresh = new_frame_step(self.camera)
 
     def _apply_profile_level(self, level):
         self._params = self.config.params() * level
@@ -212,6 +200,4 @@ class DepthNoise(Sim2RealWrapper):
         _depth_noise(obs, self._out, final_in, self._final_out, touch, started, final, self._fresh, self._rng, self._cols,
                      self._frame, self._drop, cam.width, cam.height, self._params, cfg.edge_threshold, cfg.blob_size,
                      cam.near, cam.far, cfg.invalid_value)
-        if final is not self._none and "final_obs" in info:
-            info["final_obs"] = self._hand_out(self._final_out)
-        return self._hand_out(self._out)
+        return self._outputs(info, final)

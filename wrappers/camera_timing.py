@@ -27,8 +27,8 @@ import numpy as np
 from gymnasium.vector import VectorEnv
 
 from unilab_envs.core.rng import uniform
-from wrappers._base import Sim2RealWrapper, as_range, make_config, require, row_kernel
-from wrappers.camera_common import camera_columns, camera_of, new_frame_step
+from wrappers._base import as_range, make_config, require, row_kernel
+from wrappers.camera_common import FrameWrapper, camera_columns, camera_of
 from wrappers.latency import MAX_DELAY, LatencyConfig, ObservationLatency
 
 
@@ -84,7 +84,7 @@ class FrameDropConfig:
                 f"drop_rate must be a probability in [0, 1], got {self.drop_rate}")
 
 
-class FrameDrop(Sim2RealWrapper):
+class FrameDrop(FrameWrapper):
     """Each new camera frame is lost with probability ``drop_rate``; the policy keeps the last one delivered.
 
     ``FrameDrop(env, drop_rate=0.05)``; ``info["frame_dropped"]`` marks the rows whose frame was lost this step.
@@ -94,25 +94,13 @@ class FrameDrop(Sim2RealWrapper):
     STATE = ("_delivered", "dropped", "_out", "_final_out")
 
     def __init__(self, env: VectorEnv, config: FrameDropConfig | Mapping[str, Any] | None = None, **kwargs: Any) -> None:
-        super().__init__(env)
-        self.config = cfg = make_config(FrameDropConfig, config, kwargs)
-        self.camera = camera_of(env, "FrameDrop")
-        self._cols = camera_columns(env, self.camera, cfg.group, "FrameDrop")
+        cfg = make_config(FrameDropConfig, config, kwargs)
+        super().__init__(env, cfg.group)
+        self.config = cfg
         n = self.num_envs
         self._delivered = np.zeros((n, self._cols.size), np.float32)
         self.dropped = np.zeros(n, bool)
         self._rate = cfg.drop_rate
-        shape = (n, int(np.prod(self.single_observation_space.shape)))
-        self._out = np.zeros(shape, np.float32)
-        self._final_out = np.zeros(shape, np.float32)
-        self._fresh = False
-
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        self._fresh = False  # a reset renders only the rows it starts
-        return super().reset(seed=seed, options=options)
-
-    def _after_step(self, info):
-        self._fresh = new_frame_step(self.camera)
 
     def _apply_profile_level(self, level):
         self._rate = self.config.drop_rate * level
@@ -122,9 +110,7 @@ class FrameDrop(Sim2RealWrapper):
         _drop_frames(obs, self._out, final_in, self._final_out, touch, started, final, self._fresh, self._rng, self._cols,
                      self._delivered, self.dropped, self._rate)
         info["frame_dropped"] = self.dropped.copy()
-        if final is not self._none and "final_obs" in info:
-            info["final_obs"] = self._hand_out(self._final_out)
-        return self._hand_out(self._out)
+        return self._outputs(info, final)
 
 
 @dataclass(frozen=True)
