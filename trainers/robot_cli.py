@@ -212,7 +212,7 @@ def _run(args, spec, model, robot, bundle, config, DdsTransport) -> int:
         from unilab_envs.robot.control import serve
         from unilab_envs.robot.swap import HotSwap
 
-        runtime.swap = HotSwap(spec, policy, bundle.folder, events=f"{args.log}.swaps.jsonl" if args.log else None,
+        runtime.swap = HotSwap(spec, policy, bundle.folder, events=_events_path(args.log),
                                say=say)
         try:
             server = serve(runtime.swap, args.control_port)
@@ -239,6 +239,11 @@ def _run(args, spec, model, robot, bundle, config, DdsTransport) -> int:
         transport.close()
     _summary(args, summary)
     return 0 if summary["fault"] is None else 1
+
+
+def _events_path(log: str | None) -> str | None:
+    """The hot swap's event lines beside the step log: ``PATH.swaps.jsonl`` (PATH as the log's, suffix dropped)."""
+    return str(Path(log).with_suffix("")) + ".swaps.jsonl" if log else None
 
 
 def _damp_all(robot, transport) -> None:
