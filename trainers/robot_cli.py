@@ -60,10 +60,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     ls.add_argument("--seed", type=int, default=0, help="seed of resets, loss and drawn commands (default 0)")
     ls.add_argument("--summary", metavar="PATH.json", help="also write the summary as JSON")
     ls.add_argument("--spec", metavar="PATH", help="deploy spec to use instead of the one exported with the policy")
+    ls.add_argument("--floor-friction", type=float, metavar="MU", help="the simulated floor's sliding friction "
+                                                                       "(a wet floor: 0.4; default: the model's)")
     ls.add_argument("--swap", metavar="FOLDER", help="hot-swap this policy folder in while running (measures the swap)")
     ls.add_argument("--swap-at", type=float, default=10.0, metavar="SECONDS",
                     help="--swap: ask for the swap at this virtual time (default 10 s)")
     ls.add_argument("--log", metavar="PATH", help="per-step log: PATH.csv and PATH.npz (docs/robot_bridge.md)")
+    idf = sub.add_parser("identify", help="fit floor friction (and motor strength) to a runtime's step log")
+    idf.add_argument("log", help="the step log (PATH.npz `unilab robot run --log PATH` wrote)")
+    idf.add_argument("--policy", required=True, help="the policy folder the log was recorded with (its spec and model)")
+    idf.add_argument("--friction-range", nargs=2, type=float, default=(0.05, 1.5), metavar=("LO", "HI"),
+                     help="search range of the floor friction (default 0.05 1.5)")
+    idf.add_argument("--strength", action="store_true", help="also fit the motor strength (a scale on kp, kd, torque)")
+    idf.add_argument("--horizon", type=int, default=10, help="control steps replayed per window (default 10)")
+    idf.add_argument("--summary", metavar="PATH.json", help="also write the fit as JSON")
     for verb, text in (("swap", "hot-swap a policy folder into a running `unilab robot run --control-port`"),
                        ("rollback", "the running runtime's previous policy back"),
                        ("status", "which policy the running runtime acts with")):
@@ -105,6 +115,8 @@ def run(args: argparse.Namespace) -> int:
         return _lockstep(args)
     if args.robot_command in ("swap", "rollback", "status"):
         return _control(args)
+    if args.robot_command == "identify":
+        return _identify(args)
     try:
         config = DdsConfig(domain_id=args.domain, interface=args.interface, peers=tuple(args.peer or ("127.0.0.1",)))
     except ValueError as e:
@@ -288,7 +300,14 @@ def _lockstep(args) -> int:
         robot = robot_for_joints(spec.action.joint_names)
         episode_s = args.episode_s or spec.episode.max_steps * spec.timing.control_dt
         bus = LocalBus()
-        sim = SimRobot(spec, load_play_model(spec), robot, bus.endpoint(),
+        sim_model = load_play_model(spec)
+        if args.floor_friction is not None:
+            if not args.floor_friction > 0:
+                return _fail(f"--floor-friction must be > 0, got {args.floor_friction}")
+            from unilab_envs.robot.identify import set_floor_friction
+
+            set_floor_friction(sim_model, args.floor_friction)
+        sim = SimRobot(spec, sim_model, robot, bus.endpoint(),
                        SimConfig(latency_s=args.latency_ms / 1e3, loss=args.loss, episode_s=episode_s, seed=args.seed))
         runtime = RobotRuntime(spec, load_play_model(spec), OnnxPolicy(bundle.onnx, spec), robot, bus.endpoint(),
                                RuntimeConfig(command="script", follow_episodes=True, seed=args.seed))
@@ -341,6 +360,29 @@ def _swap_timing(path, asked: int, dt: float, events: list) -> dict:
             "others_ms_p99": round(float(np.percentile(others, 99)), 3), "others_ms_max": round(float(others.max()), 3),
             "missed": int(log["missed"].sum()), "period_ms": dt * 1e3,
             "load_s": next((e["load_s"] for e in events if e["event"] == "ready"), None)}
+
+
+def _identify(args) -> int:
+    """``unilab robot identify LOG --policy FOLDER``: the floor friction (and motor strength) that explain the log."""
+    import time
+
+    from trainers.play.model import load_play_model
+    from trainers.play.policy import PlayError, find_policy
+    from unilab_envs.robot.identify import IdentifyConfig, IdentifyError, identify
+    from unilab_envs.robot.steplog import load_log
+
+    path = Path(args.log).with_suffix(".npz")
+    if not path.is_file():
+        return _fail(f"{path} does not exist: pass the log `unilab robot run --log PATH` wrote (PATH or PATH.npz)")
+    try:
+        bundle = find_policy(args.policy)
+        config = IdentifyConfig(friction_range=tuple(args.friction_range), strength=args.strength, horizon=args.horizon)
+        start = time.perf_counter()
+        fit = identify(bundle.spec, load_play_model(bundle.spec), load_log(path), config)
+    except (PlayError, IdentifyError, OSError, ValueError) as e:
+        return _fail(e)
+    _summary(args, {**fit.summary(), "log": str(path), "wall_s": round(time.perf_counter() - start, 1)})
+    return 0
 
 
 def _control(args) -> int:
