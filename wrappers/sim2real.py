@@ -132,6 +132,7 @@ class Sim2Real(VectorWrapper):
                     raise type(error)(f"profile section {name!r}: {error}") from error
                 self.layers[name] = top
         super().__init__(top)
+        self.tap = tap  # the env's own observation before the wrappers (tap.obs), for critics and teachers
         self.controller = ControllerState(env, tap, guarded="safety" in self.layers)
         self.critic = PrivilegedCritic(env, parts, tap, list(self.layers.values())) if parts else None
         if self.critic is not None:

@@ -102,6 +102,31 @@ def test_teacher_groups_come_by_name_from_both_observations():
         teacher_index((("height_scan", 187),), policy, {"height_scan": slice(0, 10)}, 242, DEPTH)
 
 
+def test_under_a_profile_the_teacher_reads_the_clean_sensors_and_the_controllers_own_groups():
+    policy = {"gyro": slice(0, 3), "last_action": slice(3, 5), "depth": slice(5, 9)}
+    index = teacher_index((("gyro", 3), ("last_action", 2)), policy, {}, 9, DEPTH, clean_at=20)
+    np.testing.assert_array_equal(index, np.r_[20:23, 3:5])  # gyro from the clean copy, last_action as the policy's
+
+
+def test_the_depth_student_under_go1_depth_real_learns_from_a_teacher_on_exact_sensors(tmp_path):
+    cfg = load_config(DEPTH, overrides=[*QUIET, "num_envs=4", "total_steps=16", "algo.num_steps=4",
+                                        f"out={tmp_path / 'noisy'}", "sim2real=go1_depth_real"], torch_threads=1)
+    distiller = Distiller(cfg, DistillConfig(teacher="policies/go1_rough", num_epochs=1))
+    try:
+        obs, info = distiller.env.reset(seed=0)
+        for _ in range(3):
+            obs, _, _, _, info = distiller.env.step(np.zeros((4, 12), np.float32))
+        clean = distiller.tap.obs
+        assert not np.allclose(obs[:, 9:21], clean[:, 9:21])  # the policy's joint angles are noisy, the tap's exact
+        source = np.concatenate([obs, info["privileged_obs"], clean], axis=1)
+        teacher_obs = source[:, distiller.index.numpy()]
+        np.testing.assert_array_equal(teacher_obs[:, 9:21], clean[:, 9:21])
+        np.testing.assert_array_equal(teacher_obs[:, 33:45], obs[:, 33:45])  # last_action: the controller's
+        np.testing.assert_array_equal(teacher_obs[:, 50:], info["privileged_obs"][:, 25:212])  # the exact height scan
+    finally:
+        distiller.close()
+
+
 def test_a_group_the_env_lacks_is_named(tmp_path, capsys):
     out = tmp_path / "blind"
     assert cli.main(["distill", "--teacher", "policies/go1_rough", "--task", FLAT, "--out", str(out)]) == 2
@@ -135,3 +160,24 @@ def test_bad_distill_settings_are_one_line():
     cfg = load_config(FLAT, overrides=["init_from=policies/go1_joystick"])
     with pytest.raises(ConfigError, match="fresh"):
         Distiller(dataclasses.replace(cfg, num_envs=2), DistillConfig(teacher="policies/go1_joystick"))
+
+
+def test_sigterm_finishes_the_iteration_saves_and_exits_143(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "stopped"
+    proc = subprocess.Popen([sys.executable, "-m", "trainers.cli", "distill", "--teacher", "policies/go1_joystick",
+                             "--task", FLAT, "--out", str(out), "--num-envs", "8", "--total-steps", "1e6", *QUIET,
+                             "algo.num_steps=8", "log.save_interval=100000"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    log = out / "progress.csv"
+    while not (log.exists() and log.read_text().count("\n") >= 2) and time.time() < deadline:
+        time.sleep(0.2)  # the first iteration is logged: the loop, and its signal handler, are running
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err
+    assert "SIGTERM: stopping after this iteration" in err and (out / "checkpoint.pt").is_file()

@@ -97,4 +97,4 @@ def run(args: argparse.Namespace) -> int:
         distiller.close()
     print(f"distilled {result.iterations} iterations ({result.env_steps} steps) in {result.wall_time:.0f} s; "
           f"checkpoint {result.checkpoint}. Evaluate: unilab eval {result.out_dir}")
-    return 130 if result.interrupted else 0
+    return result.exit_status

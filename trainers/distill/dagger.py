@@ -2,7 +2,7 @@
 
 One iteration (``T = algo.num_steps`` control steps of ``num_envs`` envs)::
 
-    for each step: teacher_obs = [obs | privileged_obs][:, teacher_index]     (trainers.distill.observations)
+    for each step: teacher_obs = [obs | privileged_obs | clean obs][:, teacher_index]     (trainers.distill.observations)
                    a_T = teacher(teacher_obs); a_S = student(normalize(obs))
                    execute a_T with probability beta (per env and step), a_S otherwise
                    store (obs, a_T)
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+import signal
 import time
 from pathlib import Path
 
@@ -47,7 +48,9 @@ from ..ppo.image_encoder import with_image_groups
 from ..ppo.models import EmpiricalNormalizer
 from ..ppo.runner import build_learner
 from .config import DistillConfig
-from .observations import check_student_observation, env_groups, teacher_index
+from trainers.common.signals import exit_status, route_stop_signals, say
+
+from .observations import check_student_observation, clean_observation_tap, env_groups, teacher_index
 from .teacher import Teacher
 
 
@@ -60,6 +63,7 @@ class DistillResult:
     wall_time: float
     interrupted: bool
     stats: dict
+    exit_status: int = 0  # 0, or 128 + the signal that stopped it (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP)
 
 
 class Distiller:
@@ -85,9 +89,12 @@ class Distiller:
             check_student_observation(self.env, cfg.task)
             self.dims = env_dims(self.env)
             policy, privileged = env_groups(self.env)
-            self.index = torch.as_tensor(teacher_index(self.teacher.groups, policy, privileged, self.dims.obs, cfg.task),
-                                         device=self.device)
             self.privileged = self.dims.privileged is not None
+            self.tap = clean_observation_tap(self.env)  # the observation before the sim-to-real wrappers, or None
+            width = self.dims.privileged if self.privileged else self.dims.obs  # of [obs | privileged_obs], the critic's input
+            clean_at = width if self.tap is not None else None
+            self.index = torch.as_tensor(teacher_index(self.teacher.groups, policy, privileged, self.dims.obs, cfg.task,
+                                                       clean_at), device=self.device)
             self.cfg = cfg = with_image_groups(cfg, self.env)
         except Exception:
             self.close()
@@ -124,7 +131,8 @@ class Distiller:
             crit_np = critic_input(obs, info["privileged_obs"]) if self.privileged else np.asarray(obs, np.float32)
             crit = self._tensor(crit_np)
             obs_t = crit[:, :self.dims.obs]
-            target = self.teacher(crit[:, self.index])
+            source = crit if self.tap is None else torch.cat([crit, self._tensor(self.tap.obs)], dim=1)
+            target = self.teacher(source[:, self.index])
             act = self.student(obs_t)
             follow = torch.as_tensor(self.rng.random(obs_t.shape[0]) < beta, device=self.device)
             executed = torch.where(follow[:, None], target, act)
@@ -206,8 +214,17 @@ class Distiller:
               flush=True)
         obs, info = self.env.reset(seed=cfg.seed)
         started, stats, interrupted = time.perf_counter(), {}, False
+        stop: list[int] = []  # the stop signal, once one came: finish the iteration, save, exit (as unilab train)
+
+        def on_signal(signum, frame):
+            if stop and signum == signal.SIGINT:
+                raise KeyboardInterrupt
+            stop.append(signum)
+            say(f"[unilab] {signal.Signals(signum).name}: stopping after this iteration (Ctrl-C again: now)")
+
+        restore = route_stop_signals(on_signal)
         try:
-            while self.iteration < cfg.num_iterations:
+            while self.iteration < cfg.num_iterations and not stop:
                 beta = self.dcfg.beta_at(self.iteration)
                 obs, info, stats = self.rollout(obs, info, beta)
                 stats.update(self.fit())
@@ -225,10 +242,13 @@ class Distiller:
             interrupted = True
             print(f"[unilab] interrupted at iteration {self.iteration}; saving", file=sys.stderr)
         finally:
+            restore()
             logger.close()
+        interrupted = interrupted or bool(stop)
         wall = time.perf_counter() - started
         path = self.save(wall)
-        return DistillResult(self.out_dir, path, self.iteration, self.env_steps, wall, interrupted, stats)
+        status = exit_status(stop[0] if stop else None) if interrupted else 0
+        return DistillResult(self.out_dir, path, self.iteration, self.env_steps, wall, interrupted, stats, status)
 
     def close(self) -> None:
         if self.owns_env and getattr(self, "env", None) is not None:
