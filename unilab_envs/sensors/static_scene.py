@@ -85,7 +85,7 @@ def _misses_bound(scene, g, ox, oy, oz, dx, dy, dz):
     return ex * ex + ey * ey + ez * ez > radius * radius
 
 
-@nb.njit(inline="always", cache=True)
+@nb.njit(cache=True)  # a call, not inlined: the camera kernel compiles in a quarter of the time, at the same speed
 def cast_ray(scene, ox, oy, oz, dx, dy, dz, t_max):
     """The smallest ``t`` in ``[0, t_max]`` at which world ray ``o + t d`` meets a static geom, or MISS."""
     best = MISS
