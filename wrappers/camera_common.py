@@ -14,12 +14,13 @@ from __future__ import annotations
 import importlib
 from typing import Any, Mapping
 
+import numba as nb
 import numpy as np
 from gymnasium.vector import VectorEnv
 
 from wrappers._base import Sim2RealWrapper, group_columns, require
 
-__all__ = ["FrameWrapper", "camera_of", "camera_columns", "camera_tasks", "new_frame_step"]
+__all__ = ["FrameWrapper", "camera_of", "camera_columns", "camera_tasks", "new_frame_step", "put_frame"]
 
 
 def camera_tasks() -> list[str]:
@@ -58,6 +59,14 @@ def camera_columns(env: VectorEnv, camera: Any, group: str, what: str) -> np.nda
             f"{what}: observation group {group!r} has {cols.size} columns but the camera has {camera.config.pixels} pixels "
             f"({camera.config.width} x {camera.config.height}); name the camera's image group with group=")
     return cols
+
+
+@nb.njit(inline="always", cache=True)
+def put_frame(dst, src, i, cols, frame):
+    """Row ``i`` of ``dst``: row ``i`` of ``src`` with the image columns ``cols`` replaced by ``frame[i]``."""
+    dst[i, :] = src[i, :]
+    for k in range(cols.shape[0]):
+        dst[i, cols[k]] = frame[i, k]
 
 
 def new_frame_step(camera: Any) -> bool:

@@ -48,7 +48,7 @@ from gymnasium.vector import VectorEnv
 
 from unilab_envs.core.rng import normal, uniform
 from wrappers._base import make_config, require, row_kernel
-from wrappers.camera_common import FrameWrapper
+from wrappers.camera_common import FrameWrapper, put_frame
 
 #: ``params`` columns of the kernel: the magnitudes the profile level scales
 STD_FLOOR, STD_QUADRATIC, HOLE_RATE, BLOB_RATE, EDGE_DROP = range(5)
@@ -106,13 +106,6 @@ def corrupt_frame(src, i, cols, frame, drop, rng, width, height, params, edge_th
         frame[i, k] = invalid if drop[i, k] else d
 
 
-@nb.njit(inline="always", cache=True)
-def _put(dst, src, i, cols, frame):
-    dst[i, :] = src[i, :]
-    for k in range(cols.shape[0]):
-        dst[i, cols[k]] = frame[i, k]
-
-
 @row_kernel
 def _depth_noise(obs, out, final_in, final_out, touch, started, final, fresh, rng, cols, frame, drop, width, height, params,
                  edge_threshold, blob_size, near, far, invalid):
@@ -123,10 +116,10 @@ def _depth_noise(obs, out, final_in, final_out, touch, started, final, fresh, rn
             if fresh:
                 corrupt_frame(final_in, i, cols, frame, drop, rng, width, height, params, edge_threshold, blob_size, near,
                               far, invalid)
-            _put(final_out, final_in, i, cols, frame)
+            put_frame(final_out, final_in, i, cols, frame)
         if started[i] or fresh:
             corrupt_frame(obs, i, cols, frame, drop, rng, width, height, params, edge_threshold, blob_size, near, far, invalid)
-        _put(out, obs, i, cols, frame)
+        put_frame(out, obs, i, cols, frame)
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from gymnasium.vector import VectorEnv
 
 from unilab_envs.core.rng import uniform
 from wrappers._base import as_range, make_config, require, row_kernel
-from wrappers.camera_common import FrameWrapper, camera_columns, camera_of
+from wrappers.camera_common import FrameWrapper, camera_columns, camera_of, put_frame
 from wrappers.latency import MAX_DELAY, LatencyConfig, ObservationLatency
 
 
@@ -43,13 +43,6 @@ def _deliver(src, i, cols, delivered, rng, rate, draw):
     return False
 
 
-@nb.njit(inline="always", cache=True)
-def _put(dst, src, i, cols, delivered):
-    dst[i, :] = src[i, :]
-    for k in range(cols.shape[0]):
-        dst[i, cols[k]] = delivered[i, k]
-
-
 @row_kernel
 def _drop_frames(obs, out, final_in, final_out, touch, started, final, fresh, rng, cols, delivered, dropped, rate):
     for i in nb.prange(obs.shape[0]):
@@ -59,12 +52,12 @@ def _drop_frames(obs, out, final_in, final_out, touch, started, final, fresh, rn
         if final[i]:  # the old episode's last frame, if the camera rendered a new one
             if fresh:
                 dropped[i] = _deliver(final_in, i, cols, delivered, rng, rate, True)
-            _put(final_out, final_in, i, cols, delivered)
+            put_frame(final_out, final_in, i, cols, delivered)
         if started[i]:
             _deliver(obs, i, cols, delivered, rng, rate, False)
         elif fresh:
             dropped[i] = _deliver(obs, i, cols, delivered, rng, rate, True)
-        _put(out, obs, i, cols, delivered)
+        put_frame(out, obs, i, cols, delivered)
 
 
 @dataclass(frozen=True)
