@@ -32,6 +32,7 @@ from gymnasium.vector import VectorEnv
 
 from unilab_envs.core.rng import uniform
 from unilab_envs.sensors.camera_config import mount_quaternion
+from unilab_envs.sensors.depth_camera import quat_product
 from wrappers._base import Sim2RealWrapper, as_range, make_config, require, row_kernel
 from wrappers.camera_common import camera_columns, camera_of
 
@@ -104,8 +105,8 @@ class MotionBlur(Sim2RealWrapper):
 
 @nb.njit(inline="always", cache=True)
 def _multiply(a, b):
-    return np.array([a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3], a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2],
-                     a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1], a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0]])
+    """:func:`~unilab_envs.sensors.depth_camera.quat_product` of two ``(4,)`` arrays, as an array."""
+    return np.array(quat_product(a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]))
 
 
 @nb.njit(inline="always", cache=True)

@@ -38,7 +38,8 @@ def _rotation(qw, qx, qy, qz):
 
 
 @nb.njit(inline="always", cache=True)
-def _multiply(aw, ax, ay, az, bw, bx, by, bz):
+def quat_product(aw, ax, ay, az, bw, bx, by, bz):
+    """The Hamilton product ``a b`` of two ``(w, x, y, z)`` quaternions, as 4 scalars (Numba)."""
     return (aw * bw - ax * bx - ay * by - az * bz, aw * bx + ax * bw + ay * bz - az * by,
             aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw)
 
@@ -50,7 +51,7 @@ def _render_pose(image, scale, scene, directions, near, far, px, py, pz, qw, qx,
     cx = px + r[0] * mount_pos[0] + r[1] * mount_pos[1] + r[2] * mount_pos[2]
     cy = py + r[3] * mount_pos[0] + r[4] * mount_pos[1] + r[5] * mount_pos[2]
     cz = pz + r[6] * mount_pos[0] + r[7] * mount_pos[1] + r[8] * mount_pos[2]
-    cw, c1, c2, c3 = _multiply(qw, qx, qy, qz, mount_quat[0], mount_quat[1], mount_quat[2], mount_quat[3])
+    cw, c1, c2, c3 = quat_product(qw, qx, qy, qz, mount_quat[0], mount_quat[1], mount_quat[2], mount_quat[3])
     m = _rotation(cw, c1, c2, c3)
     for k in range(directions.shape[0]):
         a = directions[k, 0]
