@@ -85,9 +85,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     r = sub.add_parser("run", help="run an exported policy on the robot over DDS")
     r.add_argument("policy", help="folder holding policy.onnx and deploy_spec.json (e.g. policies/g1_joystick_real)")
     _wire_arguments(r)
-    r.add_argument("--command", dest="command_source", choices=("remote", "fixed", "script"), default="remote",
-                   help="velocity command source: the state's wireless remote (default), --vx/--vy/--yaw, or drawn "
-                        "as training draws them (script)")
+    r.add_argument("--command", dest="command_source", choices=("remote", "fixed", "script", "keyboard"), default="remote",
+                   help="velocity command source: the state's wireless remote (default), --vx/--vy/--yaw, drawn "
+                        "as training draws them (script), or this terminal's keys (keyboard: w/s a/d q/e, Space stop, "
+                        "x damping)")
     r.add_argument("--vx", type=float, default=0.0, help="--command fixed: forward speed (m/s)")
     r.add_argument("--vy", type=float, default=0.0, help="--command fixed: sideways speed (m/s)")
     r.add_argument("--yaw", type=float, default=0.0, help="--command fixed: yaw rate (rad/s)")
@@ -209,8 +210,10 @@ def _run(args, spec, model, robot, bundle, config, DdsTransport) -> int:
     transport = DdsTransport(config, topics, publish=(M.TOPIC_CMD,), subscribe=(M.TOPIC_STATE, M.TOPIC_ODOM))
     say = lambda line: print(f"unilab robot run: {line}", file=sys.stderr, flush=True)  # noqa: E731
     try:
-        runtime = RobotRuntime(spec, model, policy, robot, transport, rc, say=say)
-    except NameMapError as e:  # the robot is told to damp before we leave
+        keys = _keyboard(spec, say) if rc.command == "keyboard" else None
+        runtime = RobotRuntime(spec, model, policy, robot, transport, rc, say=say,
+                               keyboard=keys.keys if keys is not None else None)
+    except (NameMapError, ValueError) as e:  # the robot is told to damp before we leave
         _damp_all(robot, transport)
         transport.close()
         return _fail(f"{e}; damping sent")
@@ -235,6 +238,9 @@ def _run(args, spec, model, robot, bundle, config, DdsTransport) -> int:
     log = StepLog(args.log, runtime.log_groups()) if args.log else None
     runtime.log = log
     try:
+        if keys is not None:
+            say(f"keyboard: {keys.help}")
+            keys.start()
         runtime.wait_for_robot()
         say(f"{robot.name} found on domain {config.domain_id}: damping {rc.damping_s:g} s, move to home {rc.move_s:g} s, "
             f"then the policy at {1 / spec.timing.control_dt:.0f} Hz (commands: {rc.command})")
@@ -243,6 +249,8 @@ def _run(args, spec, model, robot, bundle, config, DdsTransport) -> int:
         runtime.damp()
         return _fail(f"{e}; damping sent")
     finally:
+        if keys is not None:
+            keys.close()
         if server is not None:
             server.shutdown()
             server.server_close()
@@ -251,6 +259,23 @@ def _run(args, spec, model, robot, bundle, config, DdsTransport) -> int:
         transport.close()
     _summary(args, summary)
     return 0 if summary["fault"] is None else 1
+
+
+def _keyboard(spec, say):
+    """This terminal's keys as the velocity command (the caller starts and closes the reader);
+    ``ValueError`` for a spec without a velocity command or a stdin that is not a terminal."""
+    from unilab_envs.robot.keyboard import DAMP_KEY, KeyboardCommand, KeyboardError, TerminalKeyboard
+
+    if spec.command.kind != "velocity":
+        raise ValueError(f"--command keyboard sets a velocity command; this policy's command is {spec.command.kind!r}")
+    def shown(key, c):
+        if key != DAMP_KEY:  # the runtime says the damping line itself
+            say(f"command vx {c[0]:+.2f} m/s, vy {c[1]:+.2f} m/s, yaw {c[2]:+.2f} rad/s")
+
+    try:
+        return TerminalKeyboard(KeyboardCommand(spec.command.ranges), on_key=shown)
+    except KeyboardError as e:
+        raise ValueError(str(e)) from None
 
 
 def _events_path(log: str | None) -> str | None:

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from unilab_envs.robot.keyboard import VELOCITY_STEP, step_velocity
+
 if TYPE_CHECKING:
     from .player import Player
 
@@ -19,7 +21,6 @@ GLFW_KEYS = {"right": 262, "left": 263, "down": 264, "up": 265, "page_up": 266, 
 KEYS_HELP = ("joystick: Up/Down vx, Left/Right vy, PageUp/PageDown yaw rate, Space stop, R reset; "
              "reach: arrows move the target in x/y, PageUp/PageDown in z (or Ctrl + right-drag the target sphere), "
              "R reset; grasp: PageUp/PageDown the lift height, R a new cube")
-VELOCITY_STEP = (0.1, 0.1, 0.2)
 TARGET_STEP = 0.02
 
 
@@ -36,9 +37,7 @@ def apply_key(player: Player, key: int) -> None:
         if key == k["space"]:
             c[:] = 0.0
         elif key in axis_step:
-            axis, sign = axis_step[key]
-            lo, hi = player.spec.command.ranges[axis]
-            c[axis] = float(np.clip(round(c[axis] + sign * VELOCITY_STEP[axis], 3), lo, hi))
+            c = step_velocity(c, *axis_step[key], player.spec.command.ranges)
         else:
             return
     elif player.spec.command.kind == "lift":  # the grasp: PageUp/PageDown move the lift height

@@ -43,12 +43,13 @@ from unilab_envs.deploy.spec import DeploySpec
 from unilab_envs.robot import messages as M
 from unilab_envs.robot.crc import crc_ok, stamp_crc
 from unilab_envs.robot.motors import RobotDef, motor_map
+from unilab_envs.robot.keyboard import KeyboardCommand
 from unilab_envs.robot.remote import unpack_remote, velocity_command
 from unilab_envs.robot.state_io import read_state
 from unilab_envs.robot.steplog import MODES, StepLog
 from unilab_envs.robot.wire import Transport
 
-COMMAND_SOURCES = ("remote", "fixed", "script")
+COMMAND_SOURCES = ("remote", "fixed", "script", "keyboard")
 
 
 class RuntimeFault(RuntimeError):
@@ -60,8 +61,9 @@ class RuntimeConfig:
     """Start-up, watchdog and command source of the runtime.
 
     ``command``: ``remote`` (the state's wireless remote: left stick vx/vy, right stick yaw),
-    ``fixed`` (``fixed_command``) or ``script`` (drawn as training draws them, every
-    ``command.resample_time`` of the spec, seeded by ``seed``); ``damping_kd``: the damping
+    ``fixed`` (``fixed_command``), ``script`` (drawn as training draws them, every
+    ``command.resample_time`` of the spec, seeded by ``seed``) or ``keyboard`` (the runtime's
+    ``keyboard``: :mod:`unilab_envs.robot.keyboard`, whose ``x`` latches damping); ``damping_kd``: the damping
     mode's Kd (``None``: the spec's ``action.kd``); ``follow_episodes``: a simulated robot's new
     episode (the state's ``reserve[0]``) restarts the controller (for measuring falls).
     """
@@ -86,15 +88,20 @@ class RuntimeConfig:
 class RobotRuntime:
     """The policy of ``spec`` on ``robot`` through ``transport``; ``model``: the spec's MJCF (names, limits).
 
-    Raises :class:`~unilab_envs.robot.motors.NameMapError` when the spec's joints are not the
-    robot's motors.
+    ``keyboard``: a :class:`~unilab_envs.robot.keyboard.KeyboardCommand` (required by, and only
+    read under, the ``keyboard`` command source). Raises
+    :class:`~unilab_envs.robot.motors.NameMapError` when the spec's joints are not the robot's motors.
     """
 
     def __init__(self, spec: DeploySpec, model: mujoco.MjModel, policy: Callable[[np.ndarray], np.ndarray],
                  robot: RobotDef, transport: Transport, config: RuntimeConfig = RuntimeConfig(),
-                 log: StepLog | None = None, say: Callable[[str], None] | None = None) -> None:
+                 log: StepLog | None = None, say: Callable[[str], None] | None = None,
+                 keyboard: KeyboardCommand | None = None) -> None:
+        if config.command == "keyboard" and keyboard is None:
+            raise ValueError("the keyboard command source needs a KeyboardCommand (keyboard=...)")
         self.spec, self.model, self.policy, self.robot, self.transport = spec, model, policy, robot, transport
         self.config, self.log = config, log
+        self.keyboard = keyboard if config.command == "keyboard" else None
         self.say = say if say is not None else (lambda line: print(f"unilab robot run: {line}", file=sys.stderr, flush=True))
         self.slots = motor_map(robot, spec.action.joint_names)
         self.io = PolicyIO(spec, model, safety=False)  # the guard runs here, as in unilab play
@@ -146,6 +153,8 @@ class RobotRuntime:
         c = self.config
         if c.command == "fixed":
             return np.asarray(c.fixed_command, dtype=np.float64)
+        if c.command == "keyboard":
+            return self.keyboard.command()
         if c.command == "remote":
             return velocity_command(unpack_remote(self.state["wireless_remote"]), self.spec.command.ranges)
         if self.ctl is None or (self.resample_steps and self.steps > 0 and self.steps % self.resample_steps == 0):
@@ -191,6 +200,8 @@ class RobotRuntime:
             return "wait"
         if self.mode == "wait":
             self._enter("damping", now)
+        if self.keyboard is not None and self.keyboard.damp_requested:
+            self.fault("damping asked from the keyboard (x)", now)
         if self.mode != "fault" and now - self._fresh_at > self.config.state_timeout_s:
             self.fault(f"no fresh rt/lowstate for {now - self._fresh_at:.2f} s (limit {self.config.state_timeout_s:g} s; "
                        f"last tick {int(self.state['tick'])})", now)
