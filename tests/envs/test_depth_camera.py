@@ -120,6 +120,36 @@ def test_the_envs_frames_are_the_robot_sides_and_a_slower_camera_holds_its_frame
     assert np.ptp(obs[0, columns]) > 0.2  # rows nearer the feet are nearer: an image, not a constant
 
 
+def test_play_renders_at_the_cameras_rate_and_afresh_each_episode(depth_env):
+    from unilab_envs.deploy.reference import PolicyIO
+
+    env, task = depth_env, depth_env.unwrapped.task
+    spec = spec_from_env(env.unwrapped, TASK)  # update_every 2
+    depth = next(g for g in spec.observation.groups if g.name == "depth")
+    io, data = PolicyIO(spec, task.model), mujoco.MjData(task.model)
+    rng = np.random.default_rng(2)
+    env.reset(seed=5)
+
+    def follow_env():  # play's model at env 0's state
+        data.qpos[:], data.qvel[:] = task.physics.qpos[0], task.physics.qvel[0]
+        mujoco.mj_forward(task.model, data)
+        return depth_frame(spec.camera, task.model, data)
+
+    ctl = io.initial_state(data)
+    truth, seen = [], []
+    for _ in range(5):
+        truth.append(follow_env())
+        seen.append(io.observe(data, ctl)[depth.start:depth.stop].copy())
+        io.advance(ctl)
+        env.step(rng.uniform(-0.5, 0.5, (4, 12)).astype(np.float32))
+    assert not np.array_equal(truth[0], truth[1])  # the robot moved: a held frame is visible
+    for k in range(5):  # a frame at the episode's start, then every other step, held between
+        np.testing.assert_array_equal(seen[k], truth[k - k % 2])
+    fresh = follow_env()
+    ctl = io.initial_state(data)  # a new episode renders at once
+    np.testing.assert_array_equal(io.observe(data, ctl)[depth.start:depth.stop], fresh)
+
+
 def test_the_camera_state_resumes_exactly(depth_env):
     env = depth_env
     env.reset(seed=3)

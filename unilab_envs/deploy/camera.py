@@ -154,10 +154,33 @@ def depth_frame(c: CameraSpec, model: mujoco.MjModel, data: mujoco.MjData, rays:
     return out
 
 
+class RenderedDepth:
+    """The frames ``unilab play`` renders for a policy without a real camera, at the camera's rate:
+    a fresh frame when an episode starts (:meth:`reset`), then every ``update_every`` control
+    steps, the last one held in between, as the training env's camera gives them."""
+
+    def __init__(self, camera: CameraSpec) -> None:
+        self.camera, self.rays = camera, pixel_rays(camera)
+        self.frame: np.ndarray | None = None
+        self.age = 0  # control steps since self.frame was rendered
+
+    def reset(self) -> None:
+        """A new episode: the next observation renders a frame."""
+        self.frame = None
+
+    def __call__(self, model: mujoco.MjModel, data: mujoco.MjData) -> np.ndarray:
+        """The frame of this control step (one call a step)."""
+        if self.frame is None or self.age >= self.camera.update_every:
+            self.frame, self.age = depth_frame(self.camera, model, data, self.rays), 0
+        self.age += 1
+        return self.frame
+
+
 def depth_group(io: Any, data: mujoco.MjData) -> np.ndarray:
     """The ``depth`` observation group of ``PolicyIO`` ``io``: the robot program's latest frame
     (``io.depth_frame``: metres, row-major, resampled to the spec's size; pixels without data as the
-    policy's sim-to-real profile gave them), else a frame rendered from ``data`` (``unilab play``)."""
+    policy's sim-to-real profile gave them), else a frame rendered from ``data`` at the camera's
+    rate (``unilab play``; :class:`RenderedDepth`)."""
     c = io.spec.camera
     if c is None:
         raise SpecError("observation group 'depth' needs the spec's camera section; export the policy again "
@@ -169,6 +192,6 @@ def depth_group(io: Any, data: mujoco.MjData) -> np.ndarray:
             raise SpecError(f"PolicyIO.depth_frame has {frame.size} values; the policy's camera is {c.width} x {c.height} "
                             f"({c.pixels}): resample the camera's frame to that size (metres, row-major)")
         return frame
-    if getattr(io, "_camera_rays", None) is None:
-        io._camera_rays = pixel_rays(c)
-    return depth_frame(c, io.model, data, io._camera_rays)
+    if getattr(io, "rendered_depth", None) is None:
+        io.rendered_depth = RenderedDepth(c)
+    return io.rendered_depth(io.model, data)

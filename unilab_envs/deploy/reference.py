@@ -127,6 +127,7 @@ class PolicyIO:
         self.needs_kinematics = any(g.name in ("ee_pos", "ee_to_target", "depth") for g in spec.observation.groups)
         # depth cameras: a robot program sets depth_frame to its camera's latest frame; without one it is rendered
         self.depth_frame = None
+        self.rendered_depth = None  # unilab play's frames (unilab_envs.deploy.camera.RenderedDepth), made on first use
         # rough terrain: the ground (the model's heightfield; a robot program sets its own HeightMap) and the scan grid
         self.height_map, self.scan_points = ground_map(spec, model), scan_points(spec)
         # pick tasks: the end-effector controller, the gripper and the object (unilab_envs.deploy.grasp)
@@ -171,6 +172,8 @@ class PolicyIO:
             state.target = np.zeros(3) if target is None else np.asarray(target, dtype=np.float64).copy()
         if self.grasp is not None:  # the end-effector target where it is, the gripper open, the lift height
             self.grasp.start(data, state)
+        if self.rendered_depth is not None:  # a new episode starts on a fresh frame
+            self.rendered_depth.reset()
         if self.guard is not None:  # a new episode: the guard unlatched, the model's gains back
             self.guard.reset()
             self._guard_obs = None
