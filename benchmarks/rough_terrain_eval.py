@@ -1,6 +1,7 @@
 """How a Go1JoystickRough-v0 policy walks: on flat ground, and on each terrain type by level.
 
     python benchmarks/rough_terrain_eval.py runs/go1_rough [--episodes 32] [--levels 0 3 5 7 9] [--sim2real PROFILE]
+    python benchmarks/rough_terrain_eval.py runs/go1_rough --skip-flat --pooled 0 5 --episodes 256 [--seed 5000]
 
 Deterministic policy, bare task (no sim-to-real wrappers; ``--sim2real`` names a profile to evaluate
 under instead, e.g. ``go1_depth_real`` for a depth student), evaluation seed 12345. The run may be
@@ -48,6 +49,9 @@ def main() -> None:
     p.add_argument("--skip-flat", action="store_true")
     p.add_argument("--sim2real", default=None, help="a sim-to-real profile to evaluate under (default: the bare task)")
     p.add_argument("--seed", type=int, default=12345, help="evaluation seed (env i gets seed + i)")
+    p.add_argument("--pooled", type=int, nargs=2, metavar=("LO", "HI"),
+                   help="instead of the table: --episodes episodes on every terrain type, each env starting on a "
+                        "level drawn from LO..HI (the headline number of a terrain policy)")
     args = p.parse_args()
     profile = None if args.sim2real in (None, "none") else args.sim2real
     _, cfg, _ = load_policy(args.run)
@@ -59,6 +63,13 @@ def main() -> None:
         print(f"flat ground: {flat.summary()}")
         for line in measure_commands(args.run, [0.3, 0.6, 1.0], env_kwargs=FLAT):
             print(f"flat ground: {line.line()}")
+    if args.pooled:
+        lo, hi = args.pooled
+        r = evaluate(args.run, episodes=args.episodes, num_envs=args.episodes, env_kwargs={"init_levels": (lo, hi)},
+                     sim2real=profile, progress=False, skip_first=False, seed=args.seed)
+        print(f"levels {lo}-{hi}, every type: falls {r.fall_rate:.1%}, forward tracking {r.tracking_share or 0.0:.1%} "
+              f"({args.episodes} episodes)")
+        return
     print(f"{'type':<12} " + " ".join(f"{'L' + str(lv) + ' falls/track':>16}" for lv in args.levels))
     for kind in types:
         cells = []
