@@ -106,3 +106,40 @@ def test_window_shows_the_robot_the_command_overlay_and_the_keys(go1_run, x_disp
         if play.poll() is None:
             play.kill()
             play.wait()
+
+
+DEPTH_POLICY = "policies/wip/go1_depth"
+
+
+def depth_inset(image: np.ndarray) -> np.ndarray:
+    """The window's bottom-right corner, where a depth policy's frame sits (grey levels, a white border)."""
+    return window_of(image)[-200:, -200:]
+
+
+def test_window_shows_a_depth_policys_frame_beside_the_robot(x_display, tmp_path):
+    display, framebuffer = x_display
+    env = {**os.environ, "DISPLAY": display, "MUJOCO_GL": "glfw", "UNILAB_NUM_THREADS": "1"}
+    play = subprocess.Popen([sys.executable, "-m", "trainers.cli", "play", DEPTH_POLICY, "--duration", "1"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        first = play.stdout.readline()
+        assert first.startswith("playing UniLab/Go1JoystickDepth-v0 in a window"), first + play.stderr.read()
+        shot, deadline = None, time.monotonic() + 40
+        while time.monotonic() < deadline and play.poll() is None:
+            time.sleep(0.5)
+            corner = depth_inset(read_xwd(framebuffer))
+            grey = (corner.max(axis=2) == corner.min(axis=2))  # the inset's pixels are grey
+            levels = np.unique(corner[grey][:, 0])
+            if grey.mean() > 0.3 and levels.size >= 8 and (corner.min(axis=2) == 255).sum() > 200:
+                shot = corner
+                break
+        from PIL import Image
+
+        Image.fromarray(np.ascontiguousarray(depth_inset(read_xwd(framebuffer)))).save(tmp_path / "corner.png")
+        assert shot is not None, f"no depth inset (grey levels in a white border); see {tmp_path / 'corner.png'}"
+        out, err = play.communicate(timeout=120)
+        assert play.returncode == 0, err
+    finally:
+        if play.poll() is None:
+            play.kill()
+            play.wait()

@@ -9,6 +9,7 @@ import time
 import numpy as np
 
 from .camera import play_camera
+from .depth_view import window_depth_overlay
 from .keys import KEYS_HELP, apply_key, start_idle
 from .overlays import keys_overlay, status_overlay
 from .player import Player
@@ -68,9 +69,21 @@ def run_window(player: Player, duration: float | None = None, out=sys.stdout, in
                     sim_time += dt
                 overlay = status_overlay(player, fallen)
             viewer.set_texts([overlay, help_text])  # it takes the viewer's lock itself
+            depth = _depth_overlay(player, viewer)
+            if depth is not None:  # the depth frame the policy saw, bottom right
+                viewer.set_images(depth)
             viewer.sync()  # the viewer renders at its own pace; control steps run between frames
     _join_viewer_thread()
     return 0
+
+
+def _depth_overlay(player: Player, viewer):
+    """The policy's depth frame for the window's bottom-right corner (a depth-camera policy), else ``None``."""
+    if player.spec.camera is None:
+        return None
+    rect = viewer.viewport
+    return None if rect is None else window_depth_overlay(player.spec, getattr(player, "last_obs", None), rect.height,
+                                                          rect.width)
 
 
 def _join_viewer_thread(timeout: float = 10.0) -> None:
