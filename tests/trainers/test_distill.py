@@ -3,14 +3,13 @@ teacher's groups are found by name or named when missing, and the result is a bu
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pytest
 import torch
 import yaml
 
 from trainers import cli
+from trainers.common.checkpoint import CheckpointError
 from trainers.common.envs import make_vec_env
 from trainers.distill import DistillConfig, Distiller, distill
 from trainers.distill.observations import GroupError, check_student_observation, teacher_index
@@ -157,9 +156,20 @@ def test_bad_distill_settings_are_one_line():
     with pytest.raises(ConfigError, match="--teacher"):
         DistillConfig()
     assert DistillConfig(teacher="x", beta=1.0, beta_decay=0.5, beta_min=0.1).beta_at(5) == 0.1
-    cfg = load_config(FLAT, overrides=["init_from=policies/go1_joystick"])
-    with pytest.raises(ConfigError, match="fresh"):
-        Distiller(dataclasses.replace(cfg, num_envs=2), DistillConfig(teacher="policies/go1_joystick"))
+
+
+def test_init_from_starts_the_student_as_that_run_acts():
+    """A student started from the teacher's own run (the flat Go1) acts as the teacher before any fitting."""
+    cfg = load_config(FLAT, overrides=[*QUIET, "num_envs=4"], torch_threads=1, init_from="policies/go1_joystick")
+    distiller = Distiller(cfg, DistillConfig(teacher="policies/go1_joystick"))
+    try:
+        states = _held_out_states(distiller.teacher, n=4, steps=5)
+        np.testing.assert_allclose(distiller.student(states).numpy(), distiller.teacher(states).numpy(), atol=1e-5)
+    finally:
+        distiller.close()
+    with pytest.raises(CheckpointError, match="trained on 'UniLab/Go1JoystickRough-v0', this run is 'UniLab/Go1Joystick-v0'"):
+        Distiller(load_config(FLAT, overrides=[*QUIET, "num_envs=2"], init_from="policies/go1_rough"),
+                  DistillConfig(teacher="policies/go1_joystick"))
 
 
 def test_sigterm_finishes_the_iteration_saves_and_exits_143(tmp_path):

@@ -46,6 +46,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--torch-threads", type=positive_int, help="torch intra-op threads")
     p.add_argument("--sim2real", metavar="PROFILE|none", help="sim-to-real wrappers on the student's env, as for train")
     p.add_argument("--config", help="YAML file with the student's run config keys, as `unilab train --config` takes")
+    p.add_argument("--init-from", metavar="RUN", help="start the student from this run's actor and observation "
+                   "normalizer (a student distilled before, for a new teacher or profile) instead of fresh weights")
     p.set_defaults(overrides=[])
 
 
@@ -59,7 +61,7 @@ def build_configs(args: argparse.Namespace):
     ours = [o for o in args.overrides if o.startswith("distill.")]
     rest = [o for o in args.overrides if not o.startswith("distill.")]
     flags = dict(num_envs=args.num_envs, total_steps=args.total_steps, seed=args.seed, device=args.device,
-                 out=args.out, torch_threads=args.torch_threads, sim2real=args.sim2real)
+                 out=args.out, torch_threads=args.torch_threads, sim2real=args.sim2real, init_from=args.init_from)
     cfg = load_config(args.task, args.config, rest, **flags)
     section = parse_overrides(ours).get("distill", {})
     return cfg, from_dict(DistillConfig, {**section, "teacher": args.teacher}, prefix="distill.")
@@ -88,6 +90,8 @@ def run(args: argparse.Namespace) -> int:
         moved = check_out_folder(cfg.out_dir, "distill", reads=args.teacher, overwrite=args.overwrite)
         if moved is not None:
             print(f"unilab distill: --overwrite: moved {cfg.out_dir} aside to {moved}", file=sys.stderr)
+        if cfg.init_from and not Path(cfg.init_from).exists():
+            raise UsageError(f"--init-from {cfg.init_from} does not exist: pass a run folder or its checkpoint.pt")
         distiller = Distiller(cfg, dcfg)
     except (ConfigError, CheckpointError, UsageError, GroupError, RunFolderError, Sim2RealError, ValueError) as e:
         return fail("distill", e)

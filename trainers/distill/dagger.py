@@ -24,8 +24,8 @@ PPO (its critic starts untrained). Run folder::
 from __future__ import annotations
 
 import dataclasses
-import sys
 import signal
+import sys
 import time
 from pathlib import Path
 
@@ -71,9 +71,6 @@ class Distiller:
     ``cfg.task`` to use instead of building one (closed by the caller)."""
 
     def __init__(self, cfg: TrainConfig, dcfg: DistillConfig, env: gym.vector.VectorEnv | None = None):
-        if cfg.init_from:
-            raise ConfigError("distill starts its student fresh: leave init_from out (fine-tune the result with "
-                              "`unilab train --init-from`)")
         threads = torch_thread_count(cfg.torch_threads)
         if threads:
             torch.set_num_threads(threads)
@@ -101,6 +98,16 @@ class Distiller:
             raise
         self.dcfg = dcfg
         self.algo = build_learner(self.dims, cfg, self.device)
+        if cfg.init_from:  # a student that has learned before (a new teacher, a new profile): its actor and normalizer
+            from ..ppo.init_from import initialize_from
+
+            try:
+                summary = initialize_from(self.algo, self.dims, cfg.task, cfg.init_from, cfg.init_fresh_normalizer,
+                                          history_sources=getattr(self.env, "history_sources", None))
+            except Exception:
+                self.close()
+                raise
+            print(f"[unilab] student {summary}", file=sys.stderr, flush=True)
         self.actor = self.algo.policy.actor
         self.optimizer = torch.optim.Adam(self.actor.parameters(), lr=dcfg.learning_rate)
         self.generator = torch.Generator(device=self.device).manual_seed(cfg.seed)
