@@ -44,6 +44,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument("--model-path", metavar="FILE.xml", help="simulate another MJCF with the spec's names")
     s.add_argument("--latency-ms", type=float, default=0.0, help="wire latency each way (default 0)")
     s.add_argument("--loss", type=float, default=0.0, help="fraction of messages lost each way (default 0)")
+    s.add_argument("--payload-kg", type=float, default=0.0, metavar="KG",
+                   help="a payload on the spec's root body (its inertia scaled with its mass; default 0)")
     s.add_argument("--sim2real", metavar="PROFILE", help="add this profile's observation noise to the sensors")
     s.add_argument("--gantry-s", type=float, default=2.0,
                    help="hold the base this long after the first command (default 2; 0: stand on the floor at once)")
@@ -62,16 +64,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     ls.add_argument("--spec", metavar="PATH", help="deploy spec to use instead of the one exported with the policy")
     ls.add_argument("--floor-friction", type=float, metavar="MU", help="the simulated floor's sliding friction "
                                                                        "(a wet floor: 0.4; default: the model's)")
+    ls.add_argument("--payload-kg", type=float, default=0.0, metavar="KG",
+                    help="a payload on the simulated robot's root body (its inertia scaled with its mass; default 0)")
     ls.add_argument("--swap", metavar="FOLDER", help="hot-swap this policy folder in while running (measures the swap)")
     ls.add_argument("--swap-at", type=float, default=10.0, metavar="SECONDS",
                     help="--swap: ask for the swap at this virtual time (default 10 s)")
     ls.add_argument("--log", metavar="PATH", help="per-step log: PATH.csv and PATH.npz (docs/robot_bridge.md)")
-    idf = sub.add_parser("identify", help="fit floor friction (and motor strength) to a runtime's step log")
+    idf = sub.add_parser("identify", help="fit floor friction (and motor strength, latency, payload) to a step log")
     idf.add_argument("log", help="the step log (PATH.npz `unilab robot run --log PATH` wrote)")
     idf.add_argument("--policy", required=True, help="the policy folder the log was recorded with (its spec and model)")
     idf.add_argument("--friction-range", nargs=2, type=float, default=(0.05, 1.5), metavar=("LO", "HI"),
                      help="search range of the floor friction (default 0.05 1.5)")
     idf.add_argument("--strength", action="store_true", help="also fit the motor strength (a scale on kp, kd, torque)")
+    idf.add_argument("--latency", action="store_true",
+                     help="also fit the loop's latency (logged state -> its command applied), in physics steps")
+    idf.add_argument("--max-latency-steps", type=int, metavar="N",
+                     help="--latency: search 0..N physics steps (default: 3 control steps' worth)")
+    idf.add_argument("--payload", action="store_true", help="also fit a payload (kg) on the spec's root body")
+    idf.add_argument("--payload-range", nargs=2, type=float, default=(-2.0, 6.0), metavar=("LO", "HI"),
+                     help="search range of the payload in kg (default -2 6)")
     idf.add_argument("--horizon", type=int, default=10, help="control steps replayed per window (default 10)")
     idf.add_argument("--summary", metavar="PATH.json", help="also write the fit as JSON")
     for verb, text in (("swap", "hot-swap a policy folder into a running `unilab robot run --control-port`"),
@@ -168,6 +179,10 @@ def _sim(args, spec, model, robot, bundle, config, DdsTransport) -> int:
             noise = tuple((k, v) for k, v in scales.items() if k in NOISE_GROUPS)
             dist = section.get("distribution", "uniform")
         lx, ly, rx = args.remote
+        if args.payload_kg:
+            from unilab_envs.robot.identify import add_payload
+
+            add_payload(spec, model, args.payload_kg)
         sim_config = SimConfig(latency_s=args.latency_ms / 1e3, loss=args.loss, noise=noise, noise_distribution=dist,
                                gantry_s=args.gantry_s, cmd_timeout_s=args.cmd_timeout, episode_s=args.episode_s,
                                seed=args.seed, remote=Remote(lx=lx, ly=ly, rx=rx))
@@ -332,6 +347,10 @@ def _lockstep(args) -> int:
             from unilab_envs.robot.identify import set_floor_friction
 
             set_floor_friction(sim_model, args.floor_friction)
+        if args.payload_kg:
+            from unilab_envs.robot.identify import add_payload
+
+            add_payload(spec, sim_model, args.payload_kg)
         sim = SimRobot(spec, sim_model, robot, bus.endpoint(),
                        SimConfig(latency_s=args.latency_ms / 1e3, loss=args.loss, episode_s=episode_s, seed=args.seed))
         runtime = RobotRuntime(spec, load_play_model(spec), OnnxPolicy(bundle.onnx, spec), robot, bus.endpoint(),
@@ -388,7 +407,8 @@ def _swap_timing(path, asked: int, dt: float, events: list) -> dict:
 
 
 def _identify(args) -> int:
-    """``unilab robot identify LOG --policy FOLDER``: the floor friction (and motor strength) that explain the log."""
+    """``unilab robot identify LOG --policy FOLDER``: the floor friction (and motor strength, latency, payload) that
+    explain the log."""
     import time
 
     from trainers.play.model import load_play_model
@@ -401,7 +421,9 @@ def _identify(args) -> int:
         return _fail(f"{path} does not exist: pass the log `unilab robot run --log PATH` wrote (PATH or PATH.npz)")
     try:
         bundle = find_policy(args.policy)
-        config = IdentifyConfig(friction_range=tuple(args.friction_range), strength=args.strength, horizon=args.horizon)
+        config = IdentifyConfig(friction_range=tuple(args.friction_range), strength=args.strength, horizon=args.horizon,
+                                latency=args.latency, max_latency_steps=args.max_latency_steps, payload=args.payload,
+                                payload_range=tuple(args.payload_range))
         start = time.perf_counter()
         fit = identify(bundle.spec, load_play_model(bundle.spec), load_log(path), config)
     except (PlayError, IdentifyError, OSError, ValueError) as e:

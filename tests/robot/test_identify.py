@@ -2,8 +2,10 @@
 known friction, the runtime logs every step, and replaying the logged commands from the logged states finds it.
 
 Stated error (docs/results/robot_bridge.md): on an 8 s log at 0.5 m/s the fit lands within -0 / +0.25 of a wet
-floor's 0.4 (the replay slips a little more than the robot did: its base height comes from leg kinematics) and
-within 25% of a dry floor's 1.0; a floor four times more slippery than the fit explains the log far worse."""
+floor's 0.4 (the replay slips a little more than the robot did) and within 25% of a dry floor's 1.0; a floor four
+times more slippery than the fit explains the log far worse. With 8 ms of wire latency each way the loop's latency
+(state -> its command applied: 16 ms, 4 physics steps) is found exactly; a +3 kg payload on the pelvis is found
+within -2 / +1.5 kg (friction and payload trade off when fitted together)."""
 
 from __future__ import annotations
 
@@ -11,27 +13,30 @@ import numpy as np
 import pytest
 
 from conftest import Lines, g1_model
-from unilab_envs.robot.identify import IdentifyConfig, IdentifyError, identify, set_floor_friction
+from unilab_envs.robot.identify import IdentifyConfig, IdentifyError, add_payload, identify, set_floor_friction
 from unilab_envs.robot.lockstep import run_lockstep
 from unilab_envs.robot.motors import robot_def
 from unilab_envs.robot.runtime import RobotRuntime, RuntimeConfig
-from unilab_envs.robot.sim import SimRobot
+from unilab_envs.robot.sim import SimConfig, SimRobot
 from unilab_envs.robot.steplog import StepLog, load_log
 from unilab_envs.robot.wire import LocalBus
 
 FAST = IdentifyConfig(grid=7, tol=0.05)
 
 
-def _walk_log(g1, tmp_path, friction: float, seconds: float = 8.0) -> dict:
-    """The runtime's log of the G1 walking at 0.5 m/s on a floor of ``friction`` (2 s start-up on the gantry)."""
+def _walk_log(g1, tmp_path, friction: float, seconds: float = 8.0, latency_ms: float = 0.0, payload: float = 0.0) -> dict:
+    """The runtime's log of the G1 walking at 0.5 m/s on a floor of ``friction`` (2 s start-up on the gantry), with
+    ``latency_ms`` on the wire each way and ``payload`` kg on the pelvis."""
     spec, policy = g1
     model = g1_model(spec)
     set_floor_friction(model, friction)
+    if payload:
+        add_payload(spec, model, payload)
     bus = LocalBus()
-    sim = SimRobot(spec, model, robot_def("g1"), bus.endpoint(), say=Lines())
+    sim = SimRobot(spec, model, robot_def("g1"), bus.endpoint(), SimConfig(latency_s=latency_ms / 1e3), say=Lines())
     rt = RobotRuntime(spec, g1_model(spec), policy, robot_def("g1"), bus.endpoint(),
                       RuntimeConfig(command="fixed", fixed_command=(0.5, 0.0, 0.0)), say=Lines())
-    rt.log = StepLog(tmp_path / f"walk{friction}", rt.log_groups())
+    rt.log = StepLog(tmp_path / f"walk{friction}_{latency_ms}_{payload}", rt.log_groups())
     run_lockstep(rt, sim, seconds)
     return load_log(rt.log.close())
 
@@ -47,9 +52,29 @@ def test_identify_finds_the_floor_friction(g1, tmp_path, friction, low, high):
     spec, _ = g1
     fit = identify(spec, g1_model(spec), _walk_log(g1, tmp_path, friction), FAST)
     assert low <= fit.friction <= high, fit.summary()
-    assert fit.windows >= 40 and fit.strength == 1.0
-    at = {round(f, 4): e for f, _, e in fit.evaluations}
+    assert fit.windows >= 40 and fit.strength == 1.0 and fit.latency_steps == 0 and fit.payload == 0.0
+    at = {round(v.friction, 4): v.error for v in fit.evaluations}
     assert min(e for f, e in at.items() if f <= fit.friction / 4) > 2 * fit.error  # a much wetter floor: far worse
+
+
+def test_identify_finds_the_loop_latency(g1, tmp_path):
+    spec, _ = g1
+    fit = identify(spec, g1_model(spec), _walk_log(g1, tmp_path, 1.0, latency_ms=8.0), IdentifyConfig(grid=5, tol=0.1,
+                                                                                                       latency=True))
+    assert fit.latency_steps == 4 and fit.latency_s == pytest.approx(0.016), fit.summary()  # 2 x 8 ms, 4 ms steps
+    at = next(v.friction for v in fit.evaluations if v.latency == 1)  # the friction the latency was searched at
+    curve = {v.latency: v.error for v in fit.evaluations if v.friction == at and v.payload == 0.0}
+    assert sorted(curve) == list(range(16))  # 0..3 control steps' worth of 4 ms physics steps
+    assert min(curve[0], curve[10]) > 3 * curve[4]  # no latency, or 40 ms: far worse
+    assert fit.summary()["latency_ms"] == 16.0
+
+
+def test_identify_finds_a_payload(g1, tmp_path):
+    spec, _ = g1
+    fit = identify(spec, g1_model(spec), _walk_log(g1, tmp_path, 1.0, payload=3.0),
+                   IdentifyConfig(grid=7, tol=0.05, payload=True, payload_tol=0.2))
+    assert 1.0 <= fit.payload <= 4.5, fit.summary()
+    assert fit.summary()["payload_kg"] == round(fit.payload, 3)
 
 
 def test_a_log_without_the_columns_is_one_line(g1, tmp_path):
@@ -59,3 +84,9 @@ def test_a_log_without_the_columns_is_one_line(g1, tmp_path):
                                                                       "gyro", "q", "dq", "obs")})
     with pytest.raises(IdentifyError, match="ranges must be 0 < low < high"):
         IdentifyConfig(friction_range=(0.5, 0.1))
+    with pytest.raises(IdentifyError, match=r"^the payload range must be low < high \(kg\), got \(3\.0, -1\.0\)$"):
+        IdentifyConfig(payload_range=(3.0, -1.0))
+    with pytest.raises(IdentifyError, match="max_latency_steps must be >= 0"):
+        IdentifyConfig(max_latency_steps=-1)
+    with pytest.raises(IdentifyError, match="leaves body 'pelvis'"):
+        add_payload(g1[0], g1_model(g1[0]), -10.0)

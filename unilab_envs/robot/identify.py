@@ -1,4 +1,5 @@
-"""Identification from the robot's own log: the floor friction (and optionally the motor strength) that explain it.
+"""Identification from the robot's own log: the floor friction (and optionally the motor strength, the latency and a
+payload) that explain it.
 
 The runtime's step log (:mod:`unilab_envs.robot.steplog`) holds, at every control step, what the
 robot reported (joint ``q`` / ``dq``, the IMU's quaternion and gyro, and, in the observation, the
@@ -9,30 +10,50 @@ parameters make the simulation predict what the robot did next:
 * **windows**: from every ``stride``-th row, ``horizon`` consecutive control steps in policy mode
   with a fresh state each, no dropped state (``state_tick`` advancing by the spec's substeps) and
   no jump (a reset: a joint moving more than ``max_joint_step`` rad in one step), the base not
-  held (a gantry: gyro and base velocity exactly 0);
+  held (a gantry: gyro and base velocity exactly 0); with ``latency``, also the rows that can still act at the
+  window's start (``ceil(max_latency_steps / substeps)`` before it) in policy mode;
 * **start state**: the logged joints, IMU quaternion, gyro and base-frame velocity; the base
-  height is not logged (a robot does not measure it), so it is set by leg kinematics: the lowest
-  point of the collision geoms (boxes, spheres, capsules) sits as deep in the floor as it does
-  when the model stands still at its home pose (measured once: soft contacts give way a little);
+  height is not logged (a robot does not measure it), so it comes from leg kinematics and the
+  logged velocity: at every row of an unbroken policy-mode stretch, the height that puts the
+  lowest point of the collision geoms (boxes, spheres, capsules) at the floor's surface, carried to
+  the window's start by the logged vertical velocity (trapezoid) and averaged over the rows within
+  ``height_rows`` of it (a complementary filter: kinematics for the level, the velocity for the
+  motion within a step); then lowered by the **walking depth**, how deep the lowest point sits in
+  the soft floor on average while the log's commands are replayed (the windows replayed once from
+  the depth at which the model stands still at home, at the model's own floor friction, under the
+  payload; the lowest point measured after every control step);
 * **replay**: each step's logged command through the motor driver's law
   (:class:`~unilab_envs.robot.driver.MotorDriver`; motor strength ``s`` scales ``kp``, ``kd`` and
-  the torque limit), ``substeps`` physics steps per control step;
+  the torque limit), ``substeps`` physics steps per control step; with a **latency** of ``L``
+  physics steps the command of row ``k`` takes effect ``L`` physics steps after row ``k``'s state
+  (the previous commands act until then). Measured from the logged state, ``L`` is the whole loop:
+  the state's way to the controller, its compute, and the command's way back (wire latency ``l``
+  each way in :mod:`~unilab_envs.robot.lockstep`: ``L = 2 l / physics_dt``). A **payload** of
+  ``p`` kg is carried by the spec's root body (:func:`set_payload`: its mass plus ``p``, its
+  inertia scaled by the same ratio, its centre of mass unchanged), and the start height is
+  re-measured under it;
 * **error**: at every step of the window, the squared prediction error of joint positions (scale
   0.05 rad), joint velocities (1 rad/s), base velocity (0.1 m/s) and gyro (0.2 rad/s), each
   divided by its scale, averaged per window; the windows' errors are averaged after dropping the
   worst ``trim`` fraction (a fall or a push the model cannot explain);
-* **search**: the floor friction on a log-spaced grid over ``friction_range``, then
-  golden-section search in log friction inside the best grid cell, to ``tol`` relative width;
-  with ``strength``, the strength likewise at that friction, then the friction again.
+* **search**, coordinate-wise: the floor friction on a log-spaced grid over ``friction_range``,
+  then golden-section search in log friction inside the best grid cell, to ``tol`` relative
+  width; then, at that friction, each enabled parameter in turn, each at the ones fitted before
+  it: the latency at every integer in ``0..max_latency_steps``, the payload on a linear grid over
+  ``payload_range`` then golden section to ``payload_tol`` kg, the strength as the friction; then,
+  with any of them, the friction again. Friction and payload trade off (a heavier robot on a
+  more slippery floor): fitted together, the coordinate-wise search stops on that ridge.
 
 The floor's friction is set with a higher geom priority than everything else, so it is the
-contact's sliding friction whatever the feet's own (:func:`set_floor_friction`).
+contact's sliding friction whatever the feet's own (:func:`set_floor_friction`). The model is
+changed in place and left at the fit (floor friction, payload, force limits scaled by the strength).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import mujoco
 import numpy as np
@@ -65,7 +86,13 @@ class IdentifyConfig:
     tol: float = 0.02
     strength: bool = False
     strength_range: tuple[float, float] = (0.5, 1.5)
+    latency: bool = False
+    max_latency_steps: int | None = None  # physics steps; None: three control steps' worth (3 * substeps)
+    payload: bool = False
+    payload_range: tuple[float, float] = (-2.0, 6.0)  # kg on the root body
+    payload_tol: float = 0.05  # kg
     trim: float = 0.1
+    height_rows: int = 25
     max_joint_step: float = 0.5
     burn_in: int = 0
 
@@ -75,25 +102,59 @@ class IdentifyConfig:
         if not (0 < lo < hi and 0 < slo < shi):
             raise IdentifyError(f"friction and strength ranges must be 0 < low < high, got {self.friction_range} "
                                 f"and {self.strength_range}")
-        if self.horizon < 1 or self.stride < 1 or self.max_windows < 1 or self.grid < 3 or not 0 <= self.trim < 1:
-            raise IdentifyError("horizon, stride and max_windows must be >= 1, grid >= 3 and trim in [0, 1)")
+        if not self.payload_range[0] < self.payload_range[1]:
+            raise IdentifyError(f"the payload range must be low < high (kg), got {self.payload_range}")
+        if self.max_latency_steps is not None and self.max_latency_steps < 0:
+            raise IdentifyError(f"max_latency_steps must be >= 0 physics steps, got {self.max_latency_steps}")
+        if not self.payload_tol > 0:
+            raise IdentifyError(f"payload_tol must be > 0 kg, got {self.payload_tol}")
+        if self.horizon < 1 or self.stride < 1 or self.max_windows < 1 or self.grid < 3 or not 0 <= self.trim < 1 \
+                or self.height_rows < 0:
+            raise IdentifyError("horizon, stride and max_windows must be >= 1, grid >= 3, trim in [0, 1) and "
+                                "height_rows >= 0")
+
+    def latency_steps(self, spec: DeploySpec) -> int:
+        """The largest latency searched, in physics steps (0 without ``latency``)."""
+        if not self.latency:
+            return 0
+        return 3 * spec.timing.substeps if self.max_latency_steps is None else self.max_latency_steps
+
+
+class Evaluation(NamedTuple):
+    """One error evaluation: the parameters (latency in physics steps, payload in kg) and the error there."""
+
+    friction: float
+    strength: float
+    latency: int
+    payload: float
+    error: float
 
 
 @dataclass
 class Identified:
-    """What :func:`identify` found: the parameters, the error there, and every evaluation it made."""
+    """What :func:`identify` found: the parameters, the error there, and every evaluation it made.
+
+    ``latency_steps``: physics steps from a logged state to its command taking effect (``latency_s`` in
+    seconds); ``payload``: kg added to the root body. Parameters not fitted keep their neutral values
+    (strength 1, latency 0, payload 0)."""
 
     friction: float
     strength: float
     error: float
     windows: int
-    evaluations: list = field(default_factory=list)  # (friction, strength, error)
+    latency_steps: int = 0
+    latency_s: float = 0.0
+    payload: float = 0.0
+    evaluations: list[Evaluation] = field(default_factory=list)
 
     def summary(self) -> dict:
-        """JSON-ready: the fit and the grid's errors."""
-        return {"friction": round(self.friction, 4), "strength": round(self.strength, 4), "error": round(self.error, 5),
+        """JSON-ready: the fit and every evaluation (``curve``: friction, strength, latency steps, payload kg, error)."""
+        return {"friction": round(self.friction, 4), "strength": round(self.strength, 4),
+                "latency_steps": self.latency_steps, "latency_ms": round(self.latency_s * 1e3, 3),
+                "payload_kg": round(self.payload, 3), "error": round(self.error, 5),
                 "windows": self.windows, "evaluations": len(self.evaluations),
-                "curve": [[round(f, 4), round(s, 4), round(e, 5)] for f, s, e in self.evaluations]}
+                "curve": [[round(v.friction, 4), round(v.strength, 4), v.latency, round(v.payload, 3), round(v.error, 5)]
+                          for v in self.evaluations]}
 
 
 def floor_geom(model: mujoco.MjModel) -> int:
@@ -114,17 +175,55 @@ def set_floor_friction(model: mujoco.MjModel, friction: float) -> None:
     model.geom_friction[g, 0] = friction
 
 
-def windows(log: dict, spec: DeploySpec, config: IdentifyConfig) -> np.ndarray:
-    """Start rows of the replay windows (see the module's docstring); :class:`IdentifyError` when none qualifies."""
-    n, h = len(log["t"]), config.horizon
-    ok = (log["mode"] == MODES.index("policy")) & (log["fresh"] > 0)
+def payload_body(spec: DeploySpec, model: mujoco.MjModel) -> int:
+    """The body a payload rides on: the spec's root body; :class:`IdentifyError` when it has none."""
+    b = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, spec.model.root_body) if spec.model.root_body else -1
+    if b < 0:
+        raise IdentifyError(f"the spec's root body {spec.model.root_body!r} is not in the model: a payload needs the "
+                            f"body it rides on")
+    return b
+
+
+def set_payload(model: mujoco.MjModel, body: int, kg: float, mass: float, inertia: np.ndarray) -> None:
+    """``body`` carries ``kg`` on top of its unloaded ``mass`` (kg) and principal ``inertia``: mass ``mass + kg``,
+    inertia scaled by ``(mass + kg) / mass`` (the body's own shape, denser; centre of mass and axes unchanged), and
+    the model's derived constants recomputed (``mj_setConst``). :class:`IdentifyError` when no mass would be left."""
+    total = mass + kg
+    if not total > 0:
+        raise IdentifyError(f"a payload of {kg:g} kg leaves body {model.body(body).name!r} ({mass:g} kg) no mass: keep "
+                            f"it above {-mass:g} kg")
+    model.body_mass[body] = total
+    model.body_inertia[body] = np.asarray(inertia) * (total / mass)
+    mujoco.mj_setConst(model, mujoco.MjData(model))
+
+
+def add_payload(spec: DeploySpec, model: mujoco.MjModel, kg: float) -> int:
+    """Put ``kg`` on the spec's root body of ``model`` (in place, as :func:`set_payload`); returns the body."""
+    b = payload_body(spec, model)
+    set_payload(model, b, kg, float(model.body_mass[b]), model.body_inertia[b].copy())
+    return b
+
+
+def _rows(log: dict, spec: DeploySpec, config: IdentifyConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row: in policy mode; a state one control step after the previous row's, without a jump; held (gantry)."""
+    n = len(log["t"])
     step = np.zeros(n, bool)
     step[1:] = (np.diff(log["state_tick"]) == spec.timing.substeps) & \
                (np.abs(np.diff(log["q"], axis=0)).max(axis=1) <= config.max_joint_step)
     lin = _linvel(log, spec)
     held = (np.abs(log["gyro"]).max(axis=1) == 0) & (np.abs(lin).max(axis=1) == 0)
-    starts = [i for i in range(0, n - h, config.stride)
-              if ok[i:i + h + 1].all() and step[i + 1:i + h + 1].all() and not held[i:i + h + 1].any()]
+    return log["mode"] == MODES.index("policy"), step, held
+
+
+def windows(log: dict, spec: DeploySpec, config: IdentifyConfig) -> np.ndarray:
+    """Start rows of the replay windows (see the module's docstring); :class:`IdentifyError` when none qualifies."""
+    n, h = len(log["t"]), config.horizon
+    back = -(-config.latency_steps(spec) // spec.timing.substeps)  # earlier rows whose commands may still act
+    policy, step, held = _rows(log, spec, config)
+    ok = policy & (log["fresh"] > 0)
+    starts = [i for i in range(back, n - h, config.stride)
+              if ok[i:i + h + 1].all() and step[i + 1:i + h + 1].all() and not held[i:i + h + 1].any()
+              and policy[i - back:i].all()]
     if not starts:
         raise IdentifyError(f"the log has no {h + 1} consecutive fresh policy-mode steps off the gantry: record a "
                             f"longer run (`unilab robot run ... --log PATH`)")
@@ -158,7 +257,12 @@ class Replay:
                      and int(model.geom_type[g]) in (BOX, SPHERE, CAPSULE)]
         if not self.feet:
             raise IdentifyError("the model has no box, sphere or capsule collision geoms to stand on the floor with")
-        self.depth = self._settled_depth()
+        self.friction0 = float(model.geom_friction[floor, 0])
+        self.body = payload_body(spec, model) if config.payload else -1
+        self.unloaded = (float(model.body_mass[self.body]), model.body_inertia[self.body].copy()) if config.payload else None
+        self.heights = self._surface_heights()
+        self.depths: dict[float, float] = {}  # walking depth per payload (kg): a heavier robot sinks deeper
+        self._load(0.0)
 
     def _lowest(self) -> float:
         d, m, low = self.data, self.model, math.inf
@@ -203,30 +307,85 @@ class Replay:
         mujoco.mj_kinematics(m, d)
         return float(self._lowest())
 
+    def _surface_heights(self) -> dict[int, float]:
+        """Per window start: the filtered base height with the lowest point at the floor's surface (module docstring)."""
+        log, n, half = self.log, len(self.log["t"]), self.config.height_rows
+        policy, step, held = _rows(log, self.spec, self.config)
+        good = policy & ~held
+        stretch = np.cumsum(~(good & step))  # a new stretch at every break
+        kin, vz = np.full(n, np.nan), np.zeros(n)
+        for i in np.flatnonzero(good):
+            self._place(i)
+            mujoco.mj_kinematics(self.model, self.data)
+            kin[i], vz[i] = -self._lowest(), self.data.qvel[self.io.root_d + 2]
+        rise = np.concatenate([[0.0], np.cumsum((vz[1:] + vz[:-1]) / 2)]) * self.spec.timing.control_dt
+        out = {}
+        for i in self.starts:
+            js = np.arange(max(0, i - half), min(n, i + half + 1))
+            js = js[good[js] & (stretch[js] == stretch[i])]
+            out[int(i)] = float(np.mean(kin[js] + rise[i] - rise[js]))
+        return out
+
     def _start(self, i: int) -> None:
         self._place(i)
-        mujoco.mj_kinematics(self.model, self.data)
-        self.data.qpos[self.io.root_q + 2] = self.depth - self._lowest()  # the lowest point as deep as when standing
+        self.data.qpos[self.io.root_q + 2] = self.heights[int(i)] + self.depth
         mujoco.mj_forward(self.model, self.data)
 
-    def error(self, friction: float, strength: float = 1.0) -> float:
-        """The trimmed mean over the windows of the scaled squared multi-step prediction error."""
+    def _walking_depth(self) -> float:
+        """The mean depth of the lowest point after every control step of the windows replayed from the standing
+        depth at the model's own floor friction (latency 0, strength 1)."""
+        set_floor_friction(self.model, self.friction0)
+        finite = np.where(np.isfinite(self.tau_max), self.tau_max, 0.0)
+        self.model.actuator_forcerange[self.driver.actuators] = np.stack([-finite, finite], axis=1)
+        self.depth, low = self._settled_depth(), []
+        for i in self.starts:
+            for _ in self._steps(i, 1.0, 0):
+                mujoco.mj_kinematics(self.model, self.data)
+                low.append(self._lowest())
+        return float(np.mean(low)) if np.isfinite(low).all() else self.depth
+
+    def _load(self, payload: float) -> None:
+        """The payload (kg) on the root body, and the walking depth under it."""
+        if self.unloaded is None and payload != 0.0:
+            raise IdentifyError("a payload needs IdentifyConfig(payload=True)")
+        if self.unloaded is not None:
+            set_payload(self.model, self.body, payload, *self.unloaded)
+        if payload not in self.depths:
+            self.depths[payload] = self._walking_depth()
+        self.depth = self.depths[payload]
+
+    def _steps(self, i: int, strength: float, latency: int):
+        """Replay the window starting at row ``i``: yields each control step's row ``k`` after its physics steps."""
+        m, d, log, sub = self.model, self.data, self.log, self.spec.timing.substeps
+        zeros = np.zeros(len(self.driver.actuators))
+        self._start(i)
+        acting = None
+        for k in range(i, i + self.config.horizon):
+            for u in range(sub):
+                c = k + (u - latency) // sub  # the row whose command acts at this physics step
+                if c != acting:
+                    self.driver.command(d, log["q_des"][c], zeros, zeros, log["kp"][c] * strength, log["kd"][c] * strength)
+                    acting = c
+                mujoco.mj_step(m, d)
+            yield k
+
+    def error(self, friction: float, strength: float = 1.0, latency: int = 0, payload: float = 0.0) -> float:
+        """The trimmed mean over the windows of the scaled squared multi-step prediction error; ``latency`` in physics
+        steps (at most the config's ``latency_steps``), ``payload`` in kg."""
         m, d, io, log, h = self.model, self.data, self.io, self.log, self.config.horizon
+        if not 0 <= latency <= self.config.latency_steps(self.spec):
+            raise IdentifyError(f"latency {latency} is outside 0..{self.config.latency_steps(self.spec)} physics steps "
+                                f"the windows were cut for")
+        self._load(payload)
         set_floor_friction(m, friction)
         tau = self.tau_max * strength
         finite = np.where(np.isfinite(tau), tau, 0.0)
         m.actuator_forcerange[self.driver.actuators] = np.stack([-finite, finite], axis=1)
-        zeros = np.zeros(len(self.driver.actuators))
         per = []
         for i in self.starts:
-            self._start(i)
             e = 0.0
-            for s in range(h):
-                k = i + s
-                self.driver.command(d, log["q_des"][k], zeros, zeros, log["kp"][k] * strength, log["kd"][k] * strength)
-                for _ in range(self.spec.timing.substeps):
-                    mujoco.mj_step(m, d)
-                j = k + 1
+            for k in self._steps(i, strength, latency):
+                s, j = k - i, k + 1
                 if s < self.config.burn_in:
                     continue
                 e += (np.mean(((d.qpos[io.joint_q] - log["q"][j]) / SCALES["q"]) ** 2)
@@ -239,32 +398,36 @@ class Replay:
         return float(per[:keep].mean())
 
 
-def _search(f, lo: float, hi: float, grid: int, tol: float, record) -> float:
-    """Minimize ``f`` over [lo, hi]: a log-spaced grid, then golden-section in log space inside the best cell."""
-    xs = np.geomspace(lo, hi, grid)
-    es = [record(x, f(x)) for x in xs]
+def _search(f, lo: float, hi: float, grid: int, tol: float, log: bool = True) -> float:
+    """Minimize ``f`` over [lo, hi]: a grid (log-spaced with ``log``, else linear), then golden-section inside the best
+    cell (in log space with ``log``) to width ``tol`` (relative with ``log``, else absolute)."""
+    to, back = (math.log, math.exp) if log else (float, float)
+    xs = [back(v) for v in np.linspace(to(lo), to(hi), grid)]
+    es = [f(x) for x in xs]
     b = int(np.argmin(es))
-    a, c = math.log(xs[max(0, b - 1)]), math.log(xs[min(grid - 1, b + 1)])
+    a, c = to(xs[max(0, b - 1)]), to(xs[min(grid - 1, b + 1)])
     x1, x2 = c - GOLDEN * (c - a), a + GOLDEN * (c - a)
-    f1, f2 = record(math.exp(x1), f(math.exp(x1))), record(math.exp(x2), f(math.exp(x2)))
+    f1, f2 = f(back(x1)), f(back(x2))
     while c - a > tol:
         if f1 <= f2:
             c, x2, f2 = x2, x1, f1
             x1 = c - GOLDEN * (c - a)
-            f1 = record(math.exp(x1), f(math.exp(x1)))
+            f1 = f(back(x1))
         else:
             a, x1, f1 = x1, x2, f2
             x2 = a + GOLDEN * (c - a)
-            f2 = record(math.exp(x2), f(math.exp(x2)))
-    best = min([(es[b], xs[b]), (f1, math.exp(x1)), (f2, math.exp(x2))])
+            f2 = f(back(x2))
+    best = min([(es[b], xs[b]), (f1, back(x1)), (f2, back(x2))])
     return float(best[1])
 
 
 def identify(spec: DeploySpec, model: mujoco.MjModel, log: dict, config: IdentifyConfig = IdentifyConfig()) -> Identified:
-    """The floor friction (and, with ``config.strength``, the motor strength) that best explain ``log``.
+    """The floor friction (and, with ``config.strength`` / ``latency`` / ``payload``, the motor strength, the loop's
+    latency and a payload on the root body) that best explain ``log``.
 
-    ``model``: the spec's MJCF, changed in place; ``log``: :func:`~unilab_envs.robot.steplog.load_log`'s arrays.
-    :class:`IdentifyError` in one line when the log cannot be identified from.
+    ``model``: the spec's MJCF, changed in place and left at the fit; ``log``:
+    :func:`~unilab_envs.robot.steplog.load_log`'s arrays. :class:`IdentifyError` in one line when the log cannot be
+    identified from.
     """
     missing = [k for k in ("t", "mode", "fresh", "state_tick", "quat", "gyro", "q", "dq", "obs", "q_des", "kp", "kd")
                if k not in log]
@@ -274,20 +437,28 @@ def identify(spec: DeploySpec, model: mujoco.MjModel, log: dict, config: Identif
         raise IdentifyError(f"the log has {log['q'].shape[1]} joints, the spec {len(spec.action.joint_names)}: pass the "
                             f"policy the log was recorded with")
     replay = Replay(spec, model, log, config)
-    evals: list = []
-    strength = 1.0
+    evals: list[Evaluation] = []
+    fit = {"friction": 1.0, "strength": 1.0, "latency": 0, "payload": 0.0}
 
-    def rec(f, s):
-        def record(x, e):
-            evals.append((f if f is not None else x, s if s is not None else x, e))
-            return e
-        return record
+    def at(name):
+        def f(x):
+            p = {**fit, name: x}
+            evals.append(Evaluation(p["friction"], p["strength"], p["latency"], p["payload"], replay.error(**p)))
+            return evals[-1].error
+        return f
 
-    friction = _search(lambda mu: replay.error(mu, strength), *config.friction_range, config.grid, config.tol,
-                       rec(None, strength))
+    def friction():
+        fit["friction"] = _search(at("friction"), *config.friction_range, config.grid, config.tol)
+
+    friction()
+    if config.latency:
+        fit["latency"] = min(range(config.latency_steps(spec) + 1), key=at("latency"))
+    if config.payload:
+        fit["payload"] = _search(at("payload"), *config.payload_range, config.grid, config.payload_tol, log=False)
     if config.strength:
-        strength = _search(lambda s: replay.error(friction, s), *config.strength_range, config.grid, config.tol,
-                           rec(friction, None))
-        friction = _search(lambda mu: replay.error(mu, strength), *config.friction_range, config.grid, config.tol,
-                           rec(None, strength))
-    return Identified(friction, strength, replay.error(friction, strength), len(replay.starts), evals)
+        fit["strength"] = _search(at("strength"), *config.strength_range, config.grid, config.tol)
+    if config.latency or config.payload or config.strength:
+        friction()
+    error = replay.error(**fit)
+    return Identified(fit["friction"], fit["strength"], error, len(replay.starts), fit["latency"],
+                      fit["latency"] * float(model.opt.timestep), fit["payload"], evals)
