@@ -20,6 +20,22 @@ KINDS = ("sac", "td3")
 
 
 @dataclass(frozen=True)
+class DistributionalCritic:
+    """C51 (as FastTD3 uses it): each critic head gives logits over ``num_atoms`` evenly spaced returns on
+    ``[v_min, v_max]``; Q is their expectation (:mod:`trainers.offpolicy.critic_values`). Returns outside the
+    range are clipped onto its ends, so it must hold the task's discounted returns."""
+
+    num_atoms: int = 101
+    v_min: float = -10.0
+    v_max: float = 10.0
+
+    def __post_init__(self) -> None:
+        require(self.num_atoms >= 2, f"algo.distributional.num_atoms must be >= 2, got {self.num_atoms}")
+        require(self.v_min < self.v_max,
+                f"algo.distributional needs v_min < v_max, got v_min {self.v_min} and v_max {self.v_max}")
+
+
+@dataclass(frozen=True)
 class OffPolicyAlgo:
     """The learner: SAC, or TD3 (``kind: td3``) from the same code."""
 
@@ -43,6 +59,8 @@ class OffPolicyAlgo:
     target_noise_clip: float = 0.5
     exploration_noise: float = 0.1
     max_grad_norm: float = 10.0
+    # a distributional (C51) critic, e.g. {num_atoms: 101, v_min: -10, v_max: 10}; null: the scalar critic
+    distributional: DistributionalCritic | None = None
     bf16: bool = True  # autocast to bfloat16 where the device has it (CUDA); never on the CPU
 
     def __post_init__(self) -> None:

@@ -5,9 +5,12 @@ Critic: clipped double-Q on the n-step target
 the target actor's action plus clipped Gaussian smoothing noise). Actor: SAC maximizes
 ``min(Q1, Q2)(s, a) - alpha * log pi(a|s)`` with ``alpha`` learned towards a target entropy; TD3
 maximizes ``Q1(s, pi(s))`` every ``policy_delay`` critic updates. Targets follow by Polyak
-averaging. Observations are normalized by running statistics the runner updates from the
-collected batches (the actor's and the critic's inputs each have their own). On CUDA the
-forward passes run under bfloat16 autocast when ``algo.bf16``; never on the CPU.
+averaging. What a critic head outputs (a scalar Q, or with ``algo.distributional`` C51's logits:
+the target the projected n-step distribution, the loss cross-entropy, Q the expectation) is the
+collaborator ``self.value`` (:mod:`trainers.offpolicy.critic_values`); the update is the same code.
+Observations are normalized by running statistics the runner updates from the collected batches
+(the actor's and the critic's inputs each have their own). On CUDA the forward passes run under
+bfloat16 autocast when ``algo.bf16``; never on the CPU.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import torch
 from torch import nn
 
 from trainers.offpolicy.config import OffPolicyAlgo, OffPolicyNets
+from trainers.offpolicy.critic_values import critic_value
 from trainers.offpolicy.networks import Actor, RunningNorm, TwinCritic
 from trainers.offpolicy.replay import Batch
 
@@ -33,7 +37,8 @@ class OffPolicyLearner(nn.Module):
         self.obs_norm = RunningNorm(obs_dim) if nets.obs_norm else nn.Identity()
         self.critic_norm = RunningNorm(obs_dim + critic_extra) if nets.obs_norm else nn.Identity()
         self.actor = Actor(obs_dim, action_dim, nets.actor_hidden, nets.layer_norm, stochastic=self.sac)
-        self.critic = TwinCritic(obs_dim + critic_extra, action_dim, nets.critic_hidden, nets.layer_norm)
+        self.value = critic_value(algo.distributional)
+        self.critic = TwinCritic(obs_dim + critic_extra, action_dim, nets.critic_hidden, nets.layer_norm, self.value.outputs)
         self.target_critic = copy.deepcopy(self.critic).requires_grad_(False)
         self.target_actor = copy.deepcopy(self.actor).requires_grad_(False)
         self.log_alpha = nn.Parameter(torch.tensor(math.log(algo.alpha)), requires_grad=algo.autotune_alpha)
@@ -79,18 +84,17 @@ class OffPolicyLearner(nn.Module):
             else:
                 noise = (algo.target_noise * torch.randn_like(batch.action)).clamp(-algo.target_noise_clip, algo.target_noise_clip)
                 next_action, next_log_prob = (self.target_actor(next_obs) + noise).clamp(-1.0, 1.0), None
-            next_q = self.target_critic(next_critic_in, next_action).min(dim=0).values.float()
-            if self.sac:
-                next_q = next_q - alpha * next_log_prob.float()
-            target = batch.reward + batch.discount * next_q
+            entropy = alpha * next_log_prob.float() if self.sac else None
+            next_out = self.target_critic(next_critic_in, next_action).float()
+            target = self.value.target(next_out, batch.reward, batch.discount, entropy)
         with self._precision():
-            q = self.critic(critic_in, batch.action).float()
-        critic_loss = (q - target[None]).pow(2).mean()
+            out = self.critic(critic_in, batch.action).float()
+        critic_loss = self.value.loss(out, target)
         self.critic_opt.zero_grad(set_to_none=True)
         critic_loss.backward()
         nn.utils.clip_grad_norm_(self.critic.parameters(), algo.max_grad_norm)
         self.critic_opt.step()
-        stats = {"loss/critic": critic_loss.item(), "q/mean": q.mean().item()}
+        stats = {"loss/critic": critic_loss.item(), "q/mean": self.value.expected(out.detach()).mean().item()}
         self.updates += 1
         if self.sac or self.updates % algo.policy_delay == 0:
             stats.update(self._update_actor(obs, critic_in, alpha))
@@ -104,10 +108,10 @@ class OffPolicyLearner(nn.Module):
         with self._precision():
             if self.sac:
                 action, log_prob = self.actor.sample(obs)
-                q = self.critic(critic_in, action).min(dim=0).values.float()
+                q = self.value.expected(self.critic(critic_in, action).float()).min(dim=0).values
                 actor_loss = (alpha * log_prob.float() - q).mean()
             else:
-                actor_loss = -self.critic(critic_in, self.actor(obs))[0].float().mean()
+                actor_loss = -self.value.expected(self.critic(critic_in, self.actor(obs)).float())[0].mean()
         self.critic.requires_grad_(True)
         self.actor_opt.zero_grad(set_to_none=True)
         actor_loss.backward()

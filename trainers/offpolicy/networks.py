@@ -2,7 +2,8 @@
 
 SAC's actor is a tanh-squashed Gaussian (its deterministic action: ``tanh(mean)``); TD3's is
 deterministic (``tanh`` of its output). Actions live in ``[-1, 1]``; the runner maps them to
-the env's box. The critic is two Q networks (clipped double-Q: the target takes their minimum);
+the env's box. The critic is two Q networks (clipped double-Q: the target takes their minimum),
+each a scalar or, with ``algo.distributional``, logits over C51's atoms;
 with an asymmetric critic its input is the observation followed by the privileged extras.
 """
 
@@ -59,16 +60,17 @@ class Actor(nn.Module):
 
 
 class TwinCritic(nn.Module):
-    """Two Q networks of ``(critic input, action)``; ``forward`` returns both, ``(2, B)``."""
+    """Two Q networks of ``(critic input, action)``; ``forward`` returns both heads' raw outputs, ``(2, B, outputs)``
+    (``outputs`` 1: Q itself; C51: logits over its atoms; :mod:`trainers.offpolicy.critic_values` reads them)."""
 
-    def __init__(self, in_dim: int, action_dim: int, hidden: tuple[int, ...], layer_norm: bool) -> None:
+    def __init__(self, in_dim: int, action_dim: int, hidden: tuple[int, ...], layer_norm: bool, outputs: int = 1) -> None:
         super().__init__()
-        self.q1 = mlp(in_dim + action_dim, hidden, 1, layer_norm)
-        self.q2 = mlp(in_dim + action_dim, hidden, 1, layer_norm)
+        self.q1 = mlp(in_dim + action_dim, hidden, outputs, layer_norm)
+        self.q2 = mlp(in_dim + action_dim, hidden, outputs, layer_norm)
 
     def forward(self, critic_in: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
         x = torch.cat([critic_in, action], dim=-1)
-        return torch.stack([self.q1(x).squeeze(-1), self.q2(x).squeeze(-1)])
+        return torch.stack([self.q1(x), self.q2(x)])
 
 
 class RunningNorm(nn.Module):
