@@ -11,7 +11,7 @@ Torch-free, and importable without Cyclone DDS: only :mod:`unilab_envs.robot.dds
   ``unilab robot sim``; :mod:`~unilab_envs.robot.runtime` - ``unilab robot run``;
   :mod:`~unilab_envs.robot.steplog` - its per-step log; :mod:`~unilab_envs.robot.swap` - new weights
   between two control steps, :mod:`~unilab_envs.robot.control` - its 127.0.0.1 control channel;
-  :mod:`~unilab_envs.robot.identify` - floor friction (and motor strength) fitted to a step log.
+  :mod:`~unilab_envs.robot.identify` - floor friction, loop latency, payload and motor strength fitted to a step log.
 * :mod:`~unilab_envs.robot.wire` - transports (in-process bus, lossy link);
   :mod:`~unilab_envs.robot.dds_config` - the loopback-only Cyclone DDS configuration;
   :mod:`~unilab_envs.robot.dds` - the messages over DDS.
