@@ -12,7 +12,8 @@ from tests.wrappers.conftest import MODES, make_go1
 from wrappers import ActionLatency, ImuBiasDrift, ObservationNoise, Sim2Real, SingleEnv, load_profile, profile_names
 
 PROFILE_ENVS = {"go1_real": "UniLab/Go1Joystick-v0", "g1_real": "UniLab/G1Joystick-v0", "ur5_real": "UniLab/UR5Reach-v0",
-                "ur5_grasp_real": "UniLab/UR5Grasp-v0", "go1_depth_real": "UniLab/Go1JoystickDepth-v0"}
+                "ur5_grasp_real": "UniLab/UR5Grasp-v0", "go1_depth_real": "UniLab/Go1JoystickDepth-v0",
+                "go1_rough_real": "UniLab/Go1JoystickRough-v0"}
 
 
 def _rollout(env, steps, seed, actions_seed=0):
