@@ -44,6 +44,7 @@ from unilab_envs.robot import messages as M
 from unilab_envs.robot.crc import crc_ok, stamp_crc
 from unilab_envs.robot.motors import RobotDef, motor_map
 from unilab_envs.robot.keyboard import KeyboardCommand
+from unilab_envs.robot.quiet_gc import QuietCollector
 from unilab_envs.robot.remote import unpack_remote, velocity_command
 from unilab_envs.robot.state_io import read_state
 from unilab_envs.robot.steplog import MODES, StepLog
@@ -304,34 +305,42 @@ class RobotRuntime:
                            f"`unilab robot sim`) running on the same DDS domain and interface?")
 
     def run(self, duration_s: float | None = None, clock=time.monotonic, sleep=time.sleep) -> dict:
-        """Tick at the spec's control period until ``duration_s`` (or Ctrl-C); returns the timing summary."""
+        """Tick at the spec's control period until ``duration_s`` (or Ctrl-C); returns the timing summary.
+
+        Python's garbage collector runs only in the slack before a deadline
+        (:class:`~unilab_envs.robot.quiet_gc.QuietCollector`); the summary gives its collections and
+        the longest one."""
         dt = self.spec.timing.control_dt
-        t0 = clock()
         k, missed, lat, comp = 0, 0, [], []
-        try:
-            while duration_s is None or clock() - t0 < duration_s:
-                deadline = t0 + k * dt
-                wait = deadline - clock()
-                if wait > 0:
-                    sleep(wait)
-                start = clock()
-                before = time.perf_counter()
-                self.tick(start - t0, lateness=start - deadline)
-                spent = time.perf_counter() - before
-                lat.append(start - deadline)
-                comp.append(spent)
-                if start - deadline + spent > dt:
-                    missed += 1
-                k += 1
-                behind = int((clock() - t0) / dt)
-                if behind > k:  # more than a period late: skip to the next deadline, the skipped count as missed
-                    missed += behind - k
-                    k = behind
-        except KeyboardInterrupt:
-            self.say("stopped (Ctrl-C): damping")
-            self.damp()
+        with QuietCollector() as collector:  # (its full collection first, before the clock starts)
+            t0 = clock()
+            try:
+                while duration_s is None or clock() - t0 < duration_s:
+                    deadline = t0 + k * dt
+                    wait = deadline - clock()
+                    if wait > 0:
+                        sleep(wait)
+                    start = clock()
+                    before = time.perf_counter()
+                    self.tick(start - t0, lateness=start - deadline)
+                    spent = time.perf_counter() - before
+                    lat.append(start - deadline)
+                    comp.append(spent)
+                    if start - deadline + spent > dt:
+                        missed += 1
+                    k += 1
+                    behind = int((clock() - t0) / dt)
+                    if behind > k:  # more than a period late: skip to the next deadline, the skipped count as missed
+                        missed += behind - k
+                        k = behind
+                    collector.slack(t0 + k * dt - clock())
+            except KeyboardInterrupt:
+                self.say("stopped (Ctrl-C): damping")
+                self.damp()
         c = np.array(comp) if comp else np.zeros(1)
         return {"steps": len(comp), "missed_deadlines": missed, "compute_ms_p50": round(float(np.percentile(c, 50)) * 1e3, 3),
                 "compute_ms_p99": round(float(np.percentile(c, 99)) * 1e3, 3),
+                "compute_ms_max": round(float(c.max()) * 1e3, 3),
                 "lateness_ms_p99": round(float(np.percentile(np.array(lat) if lat else np.zeros(1), 99)) * 1e3, 3),
+                "gc_collections": collector.collections, "gc_ms_max": round(collector.max_ms, 3),
                 "bad_crc": self.bad_crc, "mode": self.mode, "fault": self.fault_reason}
