@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import shutil
@@ -74,14 +75,28 @@ def key_help_pixels(image: np.ndarray) -> int:
     return int((window_of(image)[:160, -260:].min(axis=2) > 200).sum())
 
 
-def test_window_shows_the_robot_the_command_overlay_and_the_keys(go1_run, x_display, tmp_path):
-    display, framebuffer = x_display
+@contextlib.contextmanager
+def playing(policy: str, seconds: float, display: str, task: str):
+    """``unilab play POLICY --duration SECONDS`` in a window on ``display``; yields ``(process, first line)``
+    once it says it plays ``task``, and ends it (exit status 0 checked) when the block is done."""
     env = {**os.environ, "DISPLAY": display, "MUJOCO_GL": "glfw", "UNILAB_NUM_THREADS": "1"}
-    play = subprocess.Popen([sys.executable, "-m", "trainers.cli", "play", go1_run, "--duration", "6"],
+    play = subprocess.Popen([sys.executable, "-m", "trainers.cli", "play", policy, "--duration", str(seconds)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         first = play.stdout.readline()
-        assert first.startswith("playing UniLab/Go1Joystick-v0 in a window"), first + play.stderr.read()
+        assert first.startswith(f"playing {task} in a window"), first + play.stderr.read()
+        yield play, first
+        _, err = play.communicate(timeout=120)
+        assert play.returncode == 0, err
+    finally:
+        if play.poll() is None:
+            play.kill()
+            play.wait()
+
+
+def test_window_shows_the_robot_the_command_overlay_and_the_keys(go1_run, x_display, tmp_path):
+    display, framebuffer = x_display
+    with playing(go1_run, 6, display, "UniLab/Go1Joystick-v0") as (play, first):
         best, shot = 0, None
         deadline = time.monotonic() + 40
         while time.monotonic() < deadline and play.poll() is None:
@@ -100,12 +115,6 @@ def test_window_shows_the_robot_the_command_overlay_and_the_keys(go1_run, x_disp
         assert overlay_text_pixels(shot) > 100, f"no command overlay; see {tmp_path / 'window.png'}"
         assert key_help_pixels(shot) > 100, f"no key help in the window; see {tmp_path / 'window.png'}"
         assert "holds still until you press a key" in first, first
-        out, err = play.communicate(timeout=120)
-        assert play.returncode == 0, err
-    finally:
-        if play.poll() is None:
-            play.kill()
-            play.wait()
 
 
 DEPTH_POLICY = "policies/wip/go1_depth"
@@ -118,12 +127,7 @@ def depth_inset(image: np.ndarray) -> np.ndarray:
 
 def test_window_shows_a_depth_policys_frame_beside_the_robot(x_display, tmp_path):
     display, framebuffer = x_display
-    env = {**os.environ, "DISPLAY": display, "MUJOCO_GL": "glfw", "UNILAB_NUM_THREADS": "1"}
-    play = subprocess.Popen([sys.executable, "-m", "trainers.cli", "play", DEPTH_POLICY, "--duration", "1"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        first = play.stdout.readline()
-        assert first.startswith("playing UniLab/Go1JoystickDepth-v0 in a window"), first + play.stderr.read()
+    with playing(DEPTH_POLICY, 1, display, "UniLab/Go1JoystickDepth-v0") as (play, _):
         shot, deadline = None, time.monotonic() + 40
         while time.monotonic() < deadline and play.poll() is None:
             time.sleep(0.5)
@@ -137,9 +141,3 @@ def test_window_shows_a_depth_policys_frame_beside_the_robot(x_display, tmp_path
 
         Image.fromarray(np.ascontiguousarray(depth_inset(read_xwd(framebuffer)))).save(tmp_path / "corner.png")
         assert shot is not None, f"no depth inset (grey levels in a white border); see {tmp_path / 'corner.png'}"
-        out, err = play.communicate(timeout=120)
-        assert play.returncode == 0, err
-    finally:
-        if play.poll() is None:
-            play.kill()
-            play.wait()
