@@ -132,6 +132,8 @@ def test_window_shows_a_depth_policys_frame_beside_the_robot(x_display, tmp_path
         while time.monotonic() < deadline and play.poll() is None:
             time.sleep(0.5)
             corner = depth_inset(read_xwd(framebuffer))
+            if corner.size == 0:  # the window is not drawn yet
+                continue
             grey = (corner.max(axis=2) == corner.min(axis=2))  # the inset's pixels are grey
             levels = np.unique(corner[grey][:, 0])
             if grey.mean() > 0.3 and levels.size >= 8 and (corner.min(axis=2) == 255).sum() > 200:
