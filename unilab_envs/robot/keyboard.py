@@ -75,7 +75,9 @@ class KeyboardCommand:
         if len(ranges) != 3:
             raise ValueError(f"the keyboard sets a velocity command (vx, vy, yaw rate): 3 ranges, got {len(ranges)}")
         self.ranges = tuple((float(lo), float(hi)) for lo, hi in ranges)
-        self._command = np.clip(np.zeros(3), [r[0] for r in self.ranges], [r[1] for r in self.ranges])
+        # standing still, or the nearest command the ranges allow
+        self._still = np.clip(np.zeros(3), [r[0] for r in self.ranges], [r[1] for r in self.ranges])
+        self._command = self._still.copy()
         self._damp = False
         self._lock = threading.Lock()
 
@@ -85,7 +87,7 @@ class KeyboardCommand:
             if key in STEP_KEYS:
                 self._command = step_velocity(self._command, *STEP_KEYS[key], self.ranges)
             elif key == STOP_KEY:
-                self._command = np.clip(np.zeros(3), [r[0] for r in self.ranges], [r[1] for r in self.ranges])
+                self._command = self._still.copy()
             elif key == DAMP_KEY:
                 self._damp = True
             else:
