@@ -45,6 +45,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="the shifted dynamics: a profile name (go1_real), a YAML path, an inline mapping "
                         "\"{extends: go1_real, domain_randomization: {friction: [0.2, 0.4]}}\" (replaces the run's "
                         "profile), or none (the bare env; shift it with env_kwargs.KEY=VALUE overrides)")
+    p.add_argument("--identified", metavar="FIT.json",
+                   help="fine-tune on the floor a robot's log showed: the JSON `unilab robot identify --summary` wrote; "
+                        "--sim2real's floor friction becomes the fit +- --identified-spread (and its added mass the "
+                        "fitted payload +- 1 kg, when one was fitted)")
+    p.add_argument("--identified-spread", type=float, default=0.2, metavar="FRACTION",
+                   help="--identified: the friction range is fit x (1 -+ this), the fit's stated error (default 0.2)")
     p.add_argument("--out", help="the NEW folder to write (default runs/adapt_<run name>); never the run itself")
     p.add_argument("--rounds", type=positive_int, default=d.rounds, help=f"training rounds (default {d.rounds})")
     p.add_argument("--steps-per-round", type=step_count, default=d.steps_per_round,
@@ -95,14 +101,19 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"{args.run} is an SB3 run; adapt fine-tunes bundled-PPO runs (unilab train --algo ppo)")
         out = Path(args.out) if args.out else Path("runs") / f"adapt_{source.folder.resolve().name}"
         ad.check_out(out, source.folder)
-        cfg = ad.train_config(source.path, ad.parse_sim2real(args.sim2real), out, settings, overrides,
+        sim2real = ad.parse_sim2real(args.sim2real)
+        if args.identified:
+            from unilab_envs.robot.identified import identified_profile, load_fit
+
+            sim2real = identified_profile(sim2real, load_fit(args.identified), args.identified_spread)
+        cfg = ad.train_config(source.path, sim2real, out, settings, overrides,
                               num_envs=args.num_envs, device=args.device, seed=args.seed,
                               torch_threads=args.torch_threads)
         check_task(cfg.task)
         check_device(cfg.device)
         check_env_kwargs(cfg.task, cfg.env_kwargs, cfg.vectorization_mode)
         ad.check_seeds(cfg, settings)
-    except (RunError, UsageError, ConfigError, CheckpointError) as e:
+    except (RunError, UsageError, ConfigError, CheckpointError, ValueError) as e:
         return fail("adapt", e)
     print(f"adapting {source.path} -> {out}: {settings.rounds} round(s) of {ad.round_steps(cfg, settings)} steps "
           f"under sim2real {_profile_text(cfg.sim2real)}; held-out episodes: {settings.eval_episodes} to choose the "

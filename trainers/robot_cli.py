@@ -91,6 +91,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         c = sub.add_parser(verb, help=text)
         if verb == "swap":
             c.add_argument("folder", help="folder holding policy.onnx and deploy_spec.json (what `unilab export` writes)")
+            c.add_argument("--gate", metavar="FIT.json",
+                           help="first score the candidate and the running policy on the same held-out simulated "
+                                "episodes (lock step) under the world `unilab robot identify --summary FIT.json` found; "
+                                "hand it over only if it falls no more often (else exit 3)")
+            c.add_argument("--gate-episodes", type=int, default=32, help="--gate: episodes per policy (default 32)")
+            c.add_argument("--gate-seed", type=int, default=90000, help="--gate: seed of those episodes (default 90000)")
+            c.add_argument("--against", metavar="FOLDER",
+                           help="--gate: the running policy's folder (default: the one the runtime's status names)")
         c.add_argument("--port", type=int, required=True, help="the runtime's --control-port (on 127.0.0.1)")
         c.add_argument("--timeout", type=float, default=60.0, help="wait this long for the answer (default 60 s)")
     r = sub.add_parser("run", help="run an exported policy on the robot over DDS")
@@ -323,58 +331,49 @@ def _lockstep(args) -> int:
     (the commands drawn as training draws them, each episode a fresh reset as `unilab play` draws one)."""
     import time
 
-    from trainers.play.model import load_play_model
-    from trainers.play.policy import OnnxPolicy, PlayError, find_policy
+    from trainers.play.policy import PlayError, find_policy
+    from trainers.robot_gate import World, lockstep_pair
     from unilab_envs.robot.lockstep import run_lockstep
-    from unilab_envs.robot.motors import NameMapError, robot_for_joints
-    from unilab_envs.robot.runtime import RobotRuntime, RuntimeConfig
-    from unilab_envs.robot.sim import SimConfig, SimRobot
+    from unilab_envs.robot.motors import NameMapError
     from unilab_envs.robot.steplog import StepLog
-    from unilab_envs.robot.wire import LocalBus
 
     if args.swap and not args.log:
         return _fail("--swap measures the swap from the step log: add --log PATH")
     try:
+        if args.floor_friction is not None and not args.floor_friction > 0:
+            return _fail(f"--floor-friction must be > 0, got {args.floor_friction}")
         bundle = find_policy(args.policy, args.spec)
-        spec = bundle.spec
-        robot = robot_for_joints(spec.action.joint_names)
-        episode_s = args.episode_s or spec.episode.max_steps * spec.timing.control_dt
-        bus = LocalBus()
-        sim_model = load_play_model(spec)
-        if args.floor_friction is not None:
-            if not args.floor_friction > 0:
-                return _fail(f"--floor-friction must be > 0, got {args.floor_friction}")
-            from unilab_envs.robot.identify import set_floor_friction
-
-            set_floor_friction(sim_model, args.floor_friction)
-        if args.payload_kg:
-            from unilab_envs.robot.identify import add_payload
-
-            add_payload(spec, sim_model, args.payload_kg)
-        sim = SimRobot(spec, sim_model, robot, bus.endpoint(),
-                       SimConfig(latency_s=args.latency_ms / 1e3, loss=args.loss, episode_s=episode_s, seed=args.seed))
-        runtime = RobotRuntime(spec, load_play_model(spec), OnnxPolicy(bundle.onnx, spec), robot, bus.endpoint(),
-                               RuntimeConfig(command="script", follow_episodes=True, seed=args.seed))
+        world = World(args.floor_friction, args.payload_kg, args.latency_ms, args.loss)
+        runtime, sim = lockstep_pair(bundle, world, args.episode_s, args.seed)
     except (PlayError, NameMapError, ValueError) as e:
         return _fail(e)
     if args.swap:
         from unilab_envs.robot.swap import HotSwap
 
-        runtime.swap = HotSwap(spec, runtime.policy, bundle.folder, say=lambda line: print(line, file=sys.stderr))
+        runtime.swap = HotSwap(bundle.spec, runtime.policy, bundle.folder, say=lambda line: print(line, file=sys.stderr))
     log = StepLog(args.log, runtime.log_groups()) if args.log else None
     runtime.log = log
     start = time.perf_counter()
     done = lambda: sim.stats.episodes >= args.episodes  # noqa: E731
     t = 0.0
+    split = {}
     if args.swap:  # run to --swap-at, ask for the swap (it loads on its thread while the loop runs on)
         t = run_lockstep(runtime, sim, args.swap_at, until=done)
         asked = len(log)
+        before = (sim.stats.episodes, sim.stats.falls)
         print(f"unilab robot lockstep: hot swap {runtime.swap.request(args.swap)}", file=sys.stderr)
+        t = run_lockstep(runtime, sim, 1e9, t0=t, until=lambda: done() or runtime.swap.current.id != 0)
+        ongoing = sim.stats.episodes  # the episode the swap happened in is neither before nor after
+        t = run_lockstep(runtime, sim, 1e9, t0=t, until=lambda: done() or sim.stats.episodes > ongoing)
+        after = (sim.stats.episodes, sim.stats.falls)
     # start-up on the gantry (episode 0), then --episodes episodes
     run_lockstep(runtime, sim, 1e9, t0=t, until=done)
+    if args.swap:
+        split = {"before_swap": {"episodes": before[0], "falls": before[1]},
+                 "after_swap": {"episodes": sim.stats.episodes - after[0], "falls": sim.stats.falls - after[1]}}
     summary = {**sim.summary(), "fall_rate": round(sim.stats.falls / max(1, sim.stats.episodes), 4),
                "wall_s": round(time.perf_counter() - start, 1), "runtime_mode": runtime.mode,
-               "runtime_fault": runtime.fault_reason}
+               "runtime_fault": runtime.fault_reason, **split}
     if log is not None:
         path = log.close()
         if args.swap:
@@ -438,8 +437,29 @@ def _control(args) -> int:
 
     request = f"swap {Path(args.folder).resolve()}" if args.robot_command == "swap" else args.robot_command
     try:
+        if args.robot_command == "swap" and args.gate:
+            verdict = _gate(args, ask)
+            print(verdict.line, file=sys.stderr if verdict.accepted else sys.stdout)
+            if not verdict.accepted:
+                return 3
         answer = ask(args.port, request, timeout=args.timeout)
-    except ConnectionError as e:
+    except (ConnectionError, ValueError) as e:
         return _fail(e)
     print(answer)
     return 2 if answer.startswith("refused") else 0
+
+
+def _gate(args, ask):
+    """``swap --gate FIT.json``: the candidate against the running policy on held-out lock-step episodes."""
+    from trainers.play.policy import PlayError
+    from trainers.robot_gate import World, acting_folder, gate
+    from unilab_envs.robot.identified import load_fit
+
+    world = World.from_fit(load_fit(args.gate))
+    running = args.against or acting_folder(ask(args.port, "status", timeout=args.timeout))
+    print(f"unilab robot swap: gate: {args.folder} against {running} on {args.gate_episodes} held-out simulated "
+          f"episodes each ({world.describe()})", file=sys.stderr, flush=True)
+    try:
+        return gate(args.folder, running, world, args.gate_episodes, args.gate_seed)
+    except PlayError as e:
+        raise ValueError(str(e)) from None
