@@ -217,7 +217,7 @@ def _run(args, spec, model, robot, bundle, config, DdsTransport) -> int:
     from unilab_envs.robot import messages as M
     from unilab_envs.robot.motors import NameMapError
     from unilab_envs.robot.runtime import RobotRuntime, RuntimeConfig, RuntimeFault
-    from unilab_envs.robot.steplog import StepLog
+    from unilab_envs.robot.steplog import StepLog, log_file
 
     if bundle is None:
         return _fail(f"{args.policy} is a deploy spec; `unilab robot run` needs the policy folder (policy.onnx beside it)")
@@ -278,7 +278,7 @@ def _run(args, spec, model, robot, bundle, config, DdsTransport) -> int:
             server.shutdown()
             server.server_close()
         if log is not None:
-            say(f"log: {log.close()} and {log.path.with_suffix('.csv')}")
+            say(f"log: {log.close()} and {log_file(log.path, '.csv')}")
         transport.close()
     _summary(args, summary)
     return 0 if summary["fault"] is None else 1
@@ -303,7 +303,9 @@ def _keyboard(spec, say):
 
 def _events_path(log: str | None) -> str | None:
     """The hot swap's event lines beside the step log: ``PATH.swaps.jsonl`` (PATH as the log's, suffix dropped)."""
-    return str(Path(log).with_suffix("")) + ".swaps.jsonl" if log else None
+    from unilab_envs.robot.steplog import log_file
+
+    return str(log_file(log, ".swaps.jsonl")) if log else None
 
 
 def _damp_all(robot, transport) -> None:
@@ -413,9 +415,9 @@ def _identify(args) -> int:
     from trainers.play.model import load_play_model
     from trainers.play.policy import PlayError, find_policy
     from unilab_envs.robot.identify import IdentifyConfig, IdentifyError, identify
-    from unilab_envs.robot.steplog import load_log
+    from unilab_envs.robot.steplog import load_log, log_file
 
-    path = Path(args.log).with_suffix(".npz")
+    path = log_file(args.log, ".npz")
     if not path.is_file():
         return _fail(f"{path} does not exist: pass the log `unilab robot run --log PATH` wrote (PATH or PATH.npz)")
     try:

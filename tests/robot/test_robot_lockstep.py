@@ -78,3 +78,18 @@ def test_script_commands_are_drawn_at_the_start_and_each_new_episode(g1):
     lockstep(rt, sim, 1.0, t0=2.2)  # the simulator's next episode restarts the controller with a new draw
     assert sim.episode == 2 and not np.allclose(rt.ctl.command, first)
     assert not np.allclose(first, 0.0)  # seed 3's first draw is not the zero command (15% of draws are)
+
+
+def test_a_log_name_with_a_dot_keeps_it(tmp_path):
+    """`--log runs/wet_0.2` writes wet_0.2.csv and wet_0.2.npz (not wet_0.csv), and the same log read back by any of
+    its names; a name given with .npz or .csv is the same log."""
+    import numpy as np
+
+    from unilab_envs.robot.steplog import StepLog, load_log, log_file
+
+    log = StepLog(tmp_path / "wet_0.2", {"q": 2})
+    log.write(t=0.5, lateness_s=0, compute_s=0, missed=0, state_tick=4, fresh=1, mode=3, q=[1.0, 2.0])
+    assert log.close() == tmp_path / "wet_0.2.npz" and (tmp_path / "wet_0.2.csv").is_file()
+    for name in ("wet_0.2", "wet_0.2.npz", "wet_0.2.csv"):
+        assert np.array_equal(load_log(tmp_path / name)["q"], [[1.0, 2.0]])
+    assert log_file(tmp_path / "x.npz", ".swaps.jsonl") == tmp_path / "x.swaps.jsonl"

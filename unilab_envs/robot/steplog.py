@@ -33,15 +33,23 @@ SCALARS = ("t", "lateness_s", "compute_s", "missed", "state_tick", "fresh", "mod
 SWAP_SCALARS = ("policy", "swap")
 
 
+def log_file(path: str | Path, suffix: str) -> Path:
+    """The log file ``PATH.csv`` / ``PATH.npz`` (``suffix``) of a log named ``path``: a ``.csv`` or ``.npz`` already
+    on ``path`` is replaced, any other dot is part of the name (``runs/wet_0.2`` -> ``runs/wet_0.2.npz``)."""
+    path = Path(path)
+    stem = path.with_suffix("") if path.suffix in (".csv", ".npz") else path
+    return stem.with_name(stem.name + suffix)
+
+
 class StepLog:
-    """Per-step log at ``path`` (``.csv`` and ``.npz`` beside each other); ``groups``: name -> width."""
+    """Per-step log at ``path`` (``.csv`` and ``.npz`` beside each other, :func:`log_file`); ``groups``: name -> width."""
 
     def __init__(self, path: str | Path, groups: dict[str, int], flush_every: int = 50) -> None:
-        self.path = Path(path).with_suffix("")
+        self.path = log_file(path, "")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.groups = {**{k: 1 for k in SCALARS}, **groups}
         self._rows: dict[str, list] = {k: [] for k in self.groups}
-        self._file = open(self.path.with_suffix(".csv"), "w", newline="")
+        self._file = open(log_file(self.path, ".csv"), "w", newline="")
         self._csv = csv.writer(self._file)
         header = [k if w == 1 and k in SCALARS + SWAP_SCALARS else f"{k}_{i}" for k, w in self.groups.items() for i in range(w)]
         self._csv.writerow(header)
@@ -70,7 +78,7 @@ class StepLog:
         self._file.close()
         arrays = {k: (np.stack(v) if v else np.zeros((0, self.groups[k]))) for k, v in self._rows.items()}
         arrays = {k: (a[:, 0] if k in SCALARS + SWAP_SCALARS else a) for k, a in arrays.items()}
-        final = self.path.with_suffix(".npz")
+        final = log_file(self.path, ".npz")
         tmp = final.with_name(final.name + ".tmp.npz")
         np.savez(tmp, **arrays)
         os.replace(tmp, final)
@@ -79,5 +87,5 @@ class StepLog:
 
 def load_log(path: str | Path) -> dict[str, np.ndarray]:
     """The ``.npz`` log as a dict of arrays."""
-    with np.load(Path(path).with_suffix(".npz")) as z:
+    with np.load(log_file(path, ".npz")) as z:
         return {k: z[k] for k in z.files}
