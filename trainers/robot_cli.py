@@ -46,6 +46,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument("--loss", type=float, default=0.0, help="fraction of messages lost each way (default 0)")
     s.add_argument("--payload-kg", type=float, default=0.0, metavar="KG",
                    help="a payload on the spec's root body (its inertia scaled with its mass; default 0)")
+    s.add_argument("--floor-friction", type=float, metavar="MU", help="the floor's sliding friction (a wet floor: 0.2-0.4; "
+                                                                      "default: the model's)")
     s.add_argument("--sim2real", metavar="PROFILE", help="add this profile's observation noise to the sensors")
     s.add_argument("--gantry-s", type=float, default=2.0,
                    help="hold the base this long after the first command (default 2; 0: stand on the floor at once)")
@@ -187,6 +189,12 @@ def _sim(args, spec, model, robot, bundle, config, DdsTransport) -> int:
             noise = tuple((k, v) for k, v in scales.items() if k in NOISE_GROUPS)
             dist = section.get("distribution", "uniform")
         lx, ly, rx = args.remote
+        if args.floor_friction is not None:
+            if not args.floor_friction > 0:
+                raise ValueError(f"--floor-friction must be > 0, got {args.floor_friction}")
+            from unilab_envs.robot.identify import set_floor_friction
+
+            set_floor_friction(model, args.floor_friction)
         if args.payload_kg:
             from unilab_envs.robot.identify import add_payload
 
