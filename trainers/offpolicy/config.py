@@ -17,6 +17,7 @@ from unilab_envs.config.yaml_io import load_yaml, read_yaml
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
 KINDS = ("sac", "td3")
+SYMMETRY_MODES = ("none", "augment")  # algo.symmetry (trainers.offpolicy.symmetry)
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,9 @@ class OffPolicyAlgo:
     # a distributional (C51) critic, e.g. {num_atoms: 101, v_min: -10, v_max: 10}; null: the scalar critic
     distributional: DistributionalCritic | None = None
     bf16: bool = True  # autocast to bfloat16 where the device has it (CUDA); never on the CPU
+    # left/right symmetry (legged tasks with a mirror map: task.mirror): none, or augment (each minibatch is
+    # followed by its mirror image, trainers.offpolicy.symmetry); PPO's counterpart is the loss algo.symmetry_coef
+    symmetry: str = "none"
 
     def __post_init__(self) -> None:
         require(self.kind in KINDS, f"algo.kind must be one of {KINDS}, got {self.kind!r}")
@@ -70,6 +74,8 @@ class OffPolicyAlgo:
         require(0.0 < self.gamma <= 1.0 and 0.0 < self.tau <= 1.0, "algo.gamma and algo.tau must be in (0, 1]")
         require(self.updates_per_step > 0, f"algo.updates_per_step must be > 0, got {self.updates_per_step}")
         require(self.policy_delay >= 1, f"algo.policy_delay must be >= 1, got {self.policy_delay}")
+        require(self.symmetry in SYMMETRY_MODES, f"algo.symmetry must be one of {SYMMETRY_MODES} (augment: "
+                f"each minibatch plus its mirror image), got {self.symmetry!r}")
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,11 @@ Per batch env step: the actor acts on the whole batch (uniform random actions fo
 ``algo.learning_starts`` env steps), the env steps once, the step's arrays go to the
 device-resident :class:`~trainers.offpolicy.replay.DeviceReplay` in one copy each (a done
 row's ``next_obs`` is its *final* observation, from SAME_STEP's ``info["final_obs"]``), the
-normalizers take the batch, and ``algo.updates_per_step`` gradient updates follow. Every
+normalizers take the batch, and ``algo.updates_per_step`` gradient updates follow (with
+``algo.symmetry: augment`` each sampled minibatch is followed by its mirror image:
+:mod:`trainers.offpolicy.symmetry`). A sim-to-real profile's curricula move inside its
+wrappers as the env steps; the levels the env reports (``info["profile_level"]``, ``push_level``,
+``terrain_level``) are logged as ``env/<key>``, their mean at the last step. Every
 ``log.every_steps`` a row goes to ``progress.csv`` / TensorBoard; every
 ``log.checkpoint_every_steps`` and at the end (and on Ctrl-C) ``checkpoint.pt`` is written
 atomically (``config.yaml`` when it starts), with the env's state, the RNGs, the learner, its optimizers and normalizers, and
@@ -30,12 +34,16 @@ from trainers.common.checkpoint import load_checkpoint, save_checkpoint, to_nump
 from trainers.common.device import resolve_device
 from trainers.common.envs import autoreset_mode, final_rows, make_vec_env
 from trainers.common.logging import RunLogger
+from trainers.common.plotting import CURRICULA
 from trainers.offpolicy.config import OffPolicyConfig
 from trainers.offpolicy.learner import OffPolicyLearner
 from trainers.offpolicy.replay import DeviceReplay, replay_bytes
+from trainers.offpolicy.symmetry import env_batch_mirror
 from unilab_envs.config import from_dict, to_dict
 
 CKPT_FORMAT, CKPT_VERSION = "unilab-offpolicy", 1
+#: per-env curriculum levels an env reports in ``info`` (``terrain_level``, ``push_level``, ``profile_level``)
+CURRICULUM_KEYS = tuple(column.removeprefix("env/") for column, _, _ in CURRICULA)
 
 
 @dataclass
@@ -72,6 +80,11 @@ class OffPolicyRunner:
         self.replay = DeviceReplay(algo.buffer_size, cfg.num_envs, obs_dim, action_dim, self.device, self.critic_extra,
                                    algo.n_step, algo.gamma)
         self.learner = OffPolicyLearner(obs_dim, self.critic_extra, action_dim, algo, cfg.nets, self.device)
+        try:  # None unless algo.symmetry: augment; refused here for a task without a mirror map
+            self.mirror = env_batch_mirror(self.env, cfg.task, algo.symmetry, self.critic_extra, self.device)
+        except ValueError:
+            self.env.close()
+            raise
         self.dims = {"obs": obs_dim, "action": action_dim, "critic_extra": self.critic_extra,
                      "low": torch.from_numpy(self.low), "high": torch.from_numpy(self.high)}
         self.env_steps, self.iteration, self.update_credit = 0, 0, 0.0
@@ -82,6 +95,7 @@ class OffPolicyRunner:
         self.episodes_done = 0
         self.term_sums: dict[str, float] = {}  # reward/<term> and reward/total summed since the last log row
         self.term_steps = 0
+        self.levels: dict[str, float] = {}  # env/<curriculum key> -> its mean over the envs at the last step
         self.refilling = False
         if resume is not None:
             self.load(resume)
@@ -120,6 +134,9 @@ class OffPolicyRunner:
         for name, values in (info.get("reward_terms") or {}).items():
             sums[f"reward/{name}"] = sums.get(f"reward/{name}", 0.0) + float(np.mean(values))
         self.term_steps += 1
+        for key in CURRICULUM_KEYS:
+            if key in info:
+                self.levels[f"env/{key}"] = float(np.mean(info[key]))
         self.ep_ret += reward
         self.ep_len += 1
         success = info.get("is_success")
@@ -136,7 +153,8 @@ class OffPolicyRunner:
         self.update_credit += algo.updates_per_step
         stats: dict[str, float] = {}
         while self.update_credit >= 1.0:
-            stats = self.learner.update(self.replay.sample(algo.batch_size))
+            batch = self.replay.sample(algo.batch_size)
+            stats = self.learner.update(batch if self.mirror is None else self.mirror.augment(batch))
             self.update_credit -= 1.0
         return stats
 
@@ -203,8 +221,10 @@ class OffPolicyRunner:
         self.out.mkdir(parents=True, exist_ok=True)
         atomic_write(self.out / "config.yaml", lambda tmp: Path(tmp).write_text(yaml.safe_dump(to_dict(cfg), sort_keys=False)))
         need = replay_bytes(self.replay.rows * cfg.num_envs, self.replay.obs.shape[-1], self.replay.action.shape[-1], self.critic_extra)
+        mirrored = f"; minibatches of {cfg.algo.batch_size} plus their mirror images" if self.mirror is not None else ""
         print(f"[unilab] {cfg.algo.kind} on {self.device}: replay buffer {self.replay.rows * cfg.num_envs} transitions, "
-              f"{need / 2**20:.1f} MiB on {self.device}; {cfg.iterations} batch steps of {cfg.num_envs} envs", flush=True)
+              f"{need / 2**20:.1f} MiB on {self.device}; {cfg.iterations} batch steps of {cfg.num_envs} envs{mirrored}",
+              flush=True)
         logger = RunLogger(self.out, csv_log=cfg.log.csv, tensorboard=cfg.log.tensorboard,
                            resume_step=self.env_steps if self.env_steps else None)
         bar = _progress(cfg, self.env_steps)
@@ -223,7 +243,7 @@ class OffPolicyRunner:
                     bar.update(cfg.num_envs)
                 if self.env_steps >= next_log:
                     logger.log(self.env_steps, self.iteration, {**stats, **self.episode_stats(), **self.reward_stats(),
-                                                                "updates": self.learner.updates,
+                                                                **self.levels, "updates": self.learner.updates,
                                                                 "time/steps_per_s": self.env_steps / max(time.time() - start, 1e-9)})
                     next_log = self._next(cfg.log.every_steps)
                 if self.env_steps >= next_ckpt:

@@ -17,7 +17,10 @@ a permutation and a sign per entry (``x' = x[perm] * sign``):
 
 :func:`locomotion_mirror` builds the map of a locomotion task and checks that the model is
 symmetric (partners' axes, home pose and phase offsets); the PPO's symmetry loss
-(``algo.symmetry_coef``) uses it.
+(``algo.symmetry_coef``) uses it. The same function maps a task's privileged
+(critic) groups (``task.privileged_mirror``: per-foot groups swap feet, ``actuator_force``
+swaps joints with their signs, ``height`` stays); the off-policy learner's
+``algo.symmetry: augment`` uses both.
 """
 
 from __future__ import annotations
@@ -106,26 +109,51 @@ def phase_mirror(foot_names: tuple[str, ...], phase_offsets: tuple[float, ...]) 
     raise ValueError(f"the gait's phase offsets {phase_offsets} do not mirror into a shift of 0 or half a period")
 
 
+def foot_mirror(foot_names: tuple[str, ...]) -> np.ndarray:
+    """The permutation that swaps each foot with its mirror partner; ``ValueError`` for a foot without one."""
+    index = {n: k for k, n in enumerate(foot_names)}
+    missing = [n for n in foot_names if partner_name(n) not in index]
+    if missing:
+        raise ValueError(f"feet {missing} have no mirror partner among {list(foot_names)}")
+    return np.array([index[partner_name(n)] for n in foot_names], np.int64)
+
+
 #: per observation group of a locomotion task: the sign pattern of a 3-vector group
 _VECTOR_SIGNS = {"linvel": (1.0, -1.0, 1.0), "gravity": (1.0, -1.0, 1.0), "gyro": (-1.0, 1.0, -1.0), "command": (1.0, -1.0, -1.0)}
-_JOINT_GROUPS = ("joint_pos", "joint_vel", "last_action")
+#: per-joint groups: each entry swaps with its partner joint's, with the joint's sign (a joint torque as its angle)
+_JOINT_GROUPS = ("joint_pos", "joint_vel", "last_action", "actuator_force")
+#: per-foot groups (scalars per foot): each entry swaps with its partner foot's
+_FOOT_GROUPS = ("foot_contact", "foot_air_time", "foot_height")
+#: scalars the reflection leaves alone
+_INVARIANT_GROUPS = ("height",)
+
+
+def group_mirror(groups: dict[str, slice], joint_perm: np.ndarray, joint_sign: np.ndarray, foot_perm: np.ndarray,
+                 phase_sign: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(perm, sign)`` of a vector laid out as ``groups`` (name -> columns); ``ValueError`` for a group
+    whose mirror image is not defined (a height scan, a depth image)."""
+    size = max((s.stop for s in groups.values()), default=0)
+    perm, sign = np.arange(size), np.ones(size)
+    for name, cols in groups.items():
+        at = cols.start
+        if name in _VECTOR_SIGNS:
+            sign[cols] = _VECTOR_SIGNS[name]
+        elif name in _JOINT_GROUPS:
+            perm[cols], sign[cols] = at + joint_perm, joint_sign
+        elif name in _FOOT_GROUPS:
+            perm[cols] = at + foot_perm
+        elif name == "phase":
+            sign[cols] = phase_sign
+        elif name not in _INVARIANT_GROUPS:
+            raise ValueError(f"no mirror image is defined for observation group {name!r}")
+    return perm, sign
 
 
 def locomotion_mirror(model: mujoco.MjModel, obs_groups: dict[str, slice], joint_names: tuple[str, ...],
                       foot_names: tuple[str, ...], phase_offsets: tuple[float, ...], keyframe: int) -> MirrorMap:
-    """The :class:`MirrorMap` of a locomotion task's policy observation and actions."""
+    """The :class:`MirrorMap` of a locomotion task's observation laid out as ``obs_groups`` (the policy's,
+    or the privileged groups of its critic) and of its actions."""
     perm, sign = joint_mirror(model, joint_names, keyframe)
     phase_sign = phase_mirror(foot_names, phase_offsets)
-    size = max(s.stop for s in obs_groups.values())
-    obs_perm, obs_sign = np.arange(size), np.ones(size)
-    for name, cols in obs_groups.items():
-        at = cols.start
-        if name in _VECTOR_SIGNS:
-            obs_sign[cols] = _VECTOR_SIGNS[name]
-        elif name in _JOINT_GROUPS:
-            obs_perm[cols], obs_sign[cols] = at + perm, sign
-        elif name == "phase":
-            obs_sign[cols] = phase_sign
-        else:
-            raise ValueError(f"no mirror image is defined for observation group {name!r}")
+    obs_perm, obs_sign = group_mirror(obs_groups, perm, sign, foot_mirror(foot_names), phase_sign)
     return MirrorMap(obs_perm=obs_perm, obs_sign=obs_sign, act_perm=perm, act_sign=sign)

@@ -161,6 +161,14 @@ class LocomotionTask(Task):
         return locomotion_mirror(self.model, self.obs_groups, legged.joint_names, legged.foot_names,
                                  legged.phase_offsets, self._keyframe)
 
+    @cached_property
+    def privileged_mirror(self) -> MirrorMap:
+        """The same reflection on the privileged (critic) observation: ``obs_perm`` / ``obs_sign`` over its
+        columns, the actions' as :attr:`mirror`'s; ``ValueError`` where it has none."""
+        legged = self.legged
+        return locomotion_mirror(self.model, self.privileged_obs_groups, legged.joint_names, legged.foot_names,
+                                 legged.phase_offsets, self._keyframe)
+
     def load_model(self, cfg: LocomotionConfig):
         """The MuJoCo model of the task: the robot's MJCF (its floor plane) unless a terrain task says otherwise."""
         return load_model(cfg.model_path, cfg.sim_dt)
