@@ -47,10 +47,11 @@ class World:
         return ", ".join([floor, *extra])
 
 
-def lockstep_pair(bundle, world: World, episode_s: float | None, seed: int):
+def lockstep_pair(bundle, world: World, episode_s: float | None, seed: int, quiet: bool = False):
     """``(runtime, sim)``: ``bundle``'s policy (:func:`trainers.play.policy.find_policy`) driving the simulated robot
     under ``world`` in lock step (commands drawn as training draws them; the controller restarts each episode).
-    ``episode_s``: episode length (``None``: the spec's). Raises ``ValueError`` / ``NameMapError`` in one line."""
+    ``episode_s``: episode length (``None``: the spec's); ``quiet``: neither says a line (a guard tripping at each
+    fall, ...). Raises ``ValueError`` / ``NameMapError`` in one line."""
     from trainers.play.model import load_play_model
     from trainers.play.policy import OnnxPolicy
     from unilab_envs.robot.identify import add_payload, set_floor_friction
@@ -68,10 +69,11 @@ def lockstep_pair(bundle, world: World, episode_s: float | None, seed: int):
         set_floor_friction(model, world.floor_friction)
     if world.payload_kg:
         add_payload(spec, model, world.payload_kg)
+    say = {"say": lambda line: None} if quiet else {}
     sim = SimRobot(spec, model, robot, bus.endpoint(),
-                   SimConfig(latency_s=world.latency_ms / 1e3, loss=world.loss, episode_s=episode_s, seed=seed))
+                   SimConfig(latency_s=world.latency_ms / 1e3, loss=world.loss, episode_s=episode_s, seed=seed), **say)
     runtime = RobotRuntime(spec, load_play_model(spec), OnnxPolicy(bundle.onnx, spec), robot, bus.endpoint(),
-                           RuntimeConfig(command="script", follow_episodes=True, seed=seed))
+                           RuntimeConfig(command="script", follow_episodes=True, seed=seed), **say)
     return runtime, sim
 
 
@@ -82,7 +84,7 @@ def held_out_falls(folder: str | Path, world: World, episodes: int, seed: int, e
     from unilab_envs.robot.lockstep import run_lockstep
 
     start = time.perf_counter()
-    runtime, sim = lockstep_pair(find_policy(folder), world, episode_s, seed)
+    runtime, sim = lockstep_pair(find_policy(folder), world, episode_s, seed, quiet=True)
     run_lockstep(runtime, sim, 1e9, until=lambda: sim.stats.episodes >= episodes)
     return {**sim.summary(), "fall_rate": round(sim.stats.falls / max(1, sim.stats.episodes), 4),
             "wall_s": round(time.perf_counter() - start, 1)}
