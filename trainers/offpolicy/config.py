@@ -99,12 +99,42 @@ class OffPolicyLog:
 
 
 @dataclass(frozen=True)
+class OffPolicyEvalStop:
+    """``stop.eval``: stop on the deterministic actor rather than the exploring training episodes.
+
+    Every ``every_steps`` env steps, once the rolling training success has reached ``from_training_success``
+    (so an actor that cannot pass is not evaluated), the deterministic actor (what ``unilab eval`` scores) plays
+    ``episodes`` episodes on ``num_envs`` envs of its own, reset with ``seed`` each time (the same episodes at
+    every evaluation; keep it apart from the seed sets a result is reported at), counted as ``unilab eval``
+    counts them; the run stops once their success rate reaches ``success_rate``. The evaluation draws nothing
+    from the training RNGs: a run takes the same steps with it as without it, up to its stop. Its env steps are
+    not training steps (logged apart: ``eval/env_steps``)."""
+
+    success_rate: float = 0.98
+    episodes: int = 256
+    num_envs: int = 64
+    seed: int = 777
+    every_steps: int = 10_000
+    from_training_success: float = 0.0
+
+    def __post_init__(self) -> None:
+        require(0.0 < self.success_rate <= 1.0, f"stop.eval.success_rate must be in (0, 1], got {self.success_rate}")
+        require(self.episodes >= 1 and self.num_envs >= 1 and self.every_steps >= 1,
+                "stop.eval.episodes, stop.eval.num_envs and stop.eval.every_steps must be >= 1")
+        require(0.0 <= self.from_training_success <= 1.0,
+                f"stop.eval.from_training_success must be in [0, 1], got {self.from_training_success}")
+
+
+@dataclass(frozen=True)
 class OffPolicyStop:
     """Stop before ``total_steps`` once the rolling training success rate (the last 200 episodes, exploring)
-    reaches ``success_rate`` over at least ``min_episodes`` finished episodes (tasks with ``is_success``)."""
+    reaches ``success_rate`` over at least ``min_episodes`` finished episodes (tasks with ``is_success``),
+    or once the deterministic actor's evaluation passes ``eval`` (:class:`OffPolicyEvalStop`): whichever
+    comes first of those set."""
 
     success_rate: float | None = None
     min_episodes: int = 256
+    eval: OffPolicyEvalStop | None = None
 
     def __post_init__(self) -> None:
         require(self.success_rate is None or 0.0 < self.success_rate <= 1.0,

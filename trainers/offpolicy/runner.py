@@ -14,6 +14,11 @@ wrappers as the env steps; the levels the env reports (``info["profile_level"]``
 atomically (``config.yaml`` when it starts), with the env's state, the RNGs, the learner, its optimizers and normalizers, and
 the replay buffer when ``log.save_replay`` (then a resumed run continues bit for bit; without
 it, resume says the buffer refills). At the end: ``learning_curve.png``.
+
+The run stops before ``total_steps`` on the config's ``stop:`` rules: the rolling success of the
+exploring training episodes (``stop.success_rate``), or the deterministic actor's success on
+evaluation episodes of its own envs (``stop.eval``; :meth:`OffPolicyRunner.evaluate`, logged as
+``eval/success``, ``eval/return``, ``eval/env_steps``).
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from trainers.common.atomic import atomic_write
 from trainers.common.checkpoint import load_checkpoint, save_checkpoint, to_numpy, to_tensors
 from trainers.common.device import resolve_device
 from trainers.common.envs import autoreset_mode, final_rows, make_vec_env
+from trainers.common.evaluation import EvalResult, run_episodes
 from trainers.common.logging import RunLogger
 from trainers.common.plotting import CURRICULA
 from trainers.offpolicy.config import OffPolicyConfig
@@ -97,6 +103,10 @@ class OffPolicyRunner:
         self.term_steps = 0
         self.levels: dict[str, float] = {}  # env/<curriculum key> -> its mean over the envs at the last step
         self.refilling = False
+        self.eval_env = None  # stop.eval's envs, made at its first evaluation
+        self.eval_stats: dict[str, float] = {}  # the last evaluation (stop.eval): eval/success, eval/return, eval/env_steps
+        if cfg.stop.eval is not None:
+            self.eval_stats = {"eval/success": float("nan"), "eval/return": float("nan"), "eval/env_steps": 0}
         if resume is not None:
             self.load(resume)
 
@@ -187,6 +197,7 @@ class OffPolicyRunner:
             "episodes": {"ret": torch.from_numpy(self.ep_ret.copy()), "len": torch.from_numpy(self.ep_len.copy()),
                          "done": self.episodes_done, "recent": _recent_tensors(self.finished)},
             "replay": self.replay.state_dict() if cfg.log.save_replay else None,
+            "eval_stats": dict(self.eval_stats),
         }
 
     def save(self, path: Path | None = None) -> Path:
@@ -209,6 +220,8 @@ class OffPolicyRunner:
         if ckpt["episodes"].get("recent") is not None:  # the stop rule's window (checkpoints before it: empty)
             self.finished.clear()
             self.finished.extend(_recent_rows(ckpt["episodes"]["recent"]))
+        if self.eval_stats and ckpt.get("eval_stats"):
+            self.eval_stats.update(ckpt["eval_stats"])
         if ckpt.get("replay") is not None:
             self.replay.load_state_dict(ckpt["replay"])
         else:  # without the buffer: collect with the learned actor until a batch is stored again
@@ -230,6 +243,7 @@ class OffPolicyRunner:
         bar = _progress(cfg, self.env_steps)
         stop_reason = None
         interrupted, stats, next_log, next_ckpt = False, {}, self._next(cfg.log.every_steps), self._next(cfg.log.checkpoint_every_steps)
+        next_eval = self._next(cfg.stop.eval.every_steps) if cfg.stop.eval is not None else None
         previous = signal.getsignal(signal.SIGTERM)
         signal.signal(signal.SIGTERM, signal.default_int_handler)
         try:
@@ -241,17 +255,21 @@ class OffPolicyRunner:
                     stats = self.learn() or stats
                 if bar is not None:
                     bar.update(cfg.num_envs)
+                if next_eval is not None and self.env_steps >= next_eval:
+                    stop_reason = self.eval_stop_reason()
+                    next_eval = self._next(cfg.stop.eval.every_steps)
                 if self.env_steps >= next_log:
                     logger.log(self.env_steps, self.iteration, {**stats, **self.episode_stats(), **self.reward_stats(),
-                                                                **self.levels, "updates": self.learner.updates,
+                                                                **self.levels, **self.eval_stats, "updates": self.learner.updates,
                                                                 "time/steps_per_s": self.env_steps / max(time.time() - start, 1e-9)})
                     next_log = self._next(cfg.log.every_steps)
                 if self.env_steps >= next_ckpt:
                     self.save()
                     next_ckpt = self._next(cfg.log.checkpoint_every_steps)
-                stop_reason = self.stop_reason()
+                stop_reason = stop_reason or self.stop_reason()
                 if stop_reason:
-                    logger.log(self.env_steps, self.iteration, {**stats, **self.episode_stats(), "updates": self.learner.updates})
+                    logger.log(self.env_steps, self.iteration, {**stats, **self.episode_stats(), **self.eval_stats,
+                                                                "updates": self.learner.updates})
                     break
         except KeyboardInterrupt:
             interrupted = True
@@ -262,13 +280,17 @@ class OffPolicyRunner:
             path = self.save()
             logger.close()
             self.env.close()
+            if self.eval_env is not None:
+                self.eval_env.close()
+                self.eval_env = None
         curve = None
         if cfg.log.plot and cfg.log.csv:
             from trainers.common.plotting import plot_learning_curve
 
             curve = plot_learning_curve(self.out / "progress.csv", self.out / "learning_curve.png", title=f"{cfg.task} ({cfg.algo.kind})")
         return OffPolicyResult(self.env_steps, self.learner.updates, time.time() - start,
-                               {**stats, **self.episode_stats()}, path, curve, interrupted, stop_reason)
+                               {**stats, **self.episode_stats(), **self.eval_stats}, path, curve, interrupted,
+                               stop_reason)
 
     def stop_reason(self) -> str | None:
         """Why the run stops before ``total_steps`` (the config's ``stop:``), or ``None``."""
@@ -279,6 +301,41 @@ class OffPolicyRunner:
         if success >= rule.success_rate:
             return f"training success {success:.1%} >= {rule.success_rate:.0%} over the last {len(self.finished)} episodes"
         return None
+
+    def eval_stop_reason(self) -> str | None:
+        """``stop.eval``: evaluate the deterministic actor when the training success allows it; why the run stops
+        on its result, or ``None``."""
+        rule = self.cfg.stop.eval
+        training = self.episode_stats().get("episode/success")
+        if rule.from_training_success > 0.0 and (training is None or training < rule.from_training_success):
+            return None
+        result, steps = self.evaluate()
+        success = result.success_rate
+        self.eval_stats = {"eval/success": float("nan") if success is None else success,
+                           "eval/return": result.mean_return,
+                           "eval/env_steps": self.eval_stats.get("eval/env_steps", 0) + steps}
+        shown = "no success reported" if success is None else f"success {success:.1%}"
+        print(f"[unilab] evaluation at {self.env_steps} env steps: {shown}, return {result.mean_return:.3f} "
+              f"({result.episodes} episodes, seed {rule.seed})", flush=True)
+        if success is not None and success >= rule.success_rate:
+            return (f"evaluation success {success:.1%} >= {rule.success_rate:.1%} over {result.episodes} episodes "
+                    f"of the deterministic actor (seed {rule.seed})")
+        return None
+
+    def evaluate(self) -> tuple[EvalResult, int]:
+        """The deterministic actor on ``stop.eval``'s episodes (as ``unilab eval`` plays them); the env steps taken."""
+        cfg, rule = self.cfg, self.cfg.stop.eval
+        if self.eval_env is None:
+            self.eval_env = make_vec_env(cfg.task, rule.num_envs, cfg.env_kwargs, sim2real=cfg.sim2real)
+        steps = 0
+
+        def act(obs: np.ndarray) -> np.ndarray:
+            nonlocal steps
+            steps += len(obs)
+            action = self.learner.act(torch.as_tensor(np.asarray(obs), dtype=torch.float32).to(self.device), explore=False)
+            return self.low + (action.float().cpu().numpy() + 1.0) * 0.5 * (self.high - self.low)
+
+        return run_episodes(self.eval_env, act, rule.episodes, rule.seed), steps
 
     def _next(self, every: int) -> int:
         return (self.env_steps // every + 1) * every
