@@ -34,3 +34,27 @@ def lockstep(runtime, sim, seconds: float, t0: float = 0.0, sim_alive=lambda t: 
     from unilab_envs.robot.lockstep import run_lockstep
 
     return run_lockstep(runtime, sim, seconds, t0, sim_alive)
+
+
+def shifted_policy(policy: str, out, delta: float, edit=None):
+    """A copy of the policy folder ``policy`` at ``out`` whose ONNX adds ``delta`` to every action (so which policy
+    acted is known by hand, or the legs are pushed off their gait); ``edit(spec_dict)`` changes its deploy spec."""
+    import json
+
+    import numpy as np
+    import onnx
+    from onnx import helper, numpy_helper
+
+    out.mkdir()
+    m = onnx.load(f"{policy}/policy.onnx")
+    old = m.graph.output[0].name
+    spec = json.loads(open(f"{policy}/deploy_spec.json").read())
+    m.graph.initializer.append(numpy_helper.from_array(np.full(spec["action"]["size"], delta, np.float32), "test_delta"))
+    for node in m.graph.node:
+        node.output[:] = [o if o != old else "pre_delta" for o in node.output]
+    m.graph.node.append(helper.make_node("Add", ["pre_delta", "test_delta"], [old]))
+    onnx.save(m, str(out / "policy.onnx"))
+    if edit is not None:
+        edit(spec)
+    (out / "deploy_spec.json").write_text(json.dumps(spec))
+    return out

@@ -13,6 +13,7 @@ import json
 import numpy as np
 import pytest
 
+from conftest import shifted_policy
 from trainers.robot_gate import World, acting_folder, decide
 from unilab_envs.robot.identified import IdentifiedError, identified_profile, load_fit
 
@@ -21,20 +22,7 @@ GO1_POLICY = "policies/go1_joystick_real"
 
 def _pushed(tmp_path, delta):
     """The shipped Go1 policy folder whose ONNX adds ``delta`` rad to every action."""
-    import onnx
-    from onnx import helper, numpy_helper
-
-    out = tmp_path / f"pushed_{delta}"
-    out.mkdir()
-    m = onnx.load(f"{GO1_POLICY}/policy.onnx")
-    old = m.graph.output[0].name
-    m.graph.initializer.append(numpy_helper.from_array(np.full(12, delta, np.float32), "gate_test_delta"))
-    for node in m.graph.node:
-        node.output[:] = [o if o != old else "pre_delta" for o in node.output]
-    m.graph.node.append(helper.make_node("Add", ["pre_delta", "gate_test_delta"], [old]))
-    onnx.save(m, str(out / "policy.onnx"))
-    (out / "deploy_spec.json").write_text(open(f"{GO1_POLICY}/deploy_spec.json").read())
-    return out
+    return shifted_policy(GO1_POLICY, tmp_path / f"pushed_{delta}", delta)
 
 
 def _fit(tmp_path, **values):

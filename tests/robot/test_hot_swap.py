@@ -13,7 +13,7 @@ import shutil
 import numpy as np
 import pytest
 
-from conftest import G1_POLICY, Lines, g1_model, lockstep
+from conftest import G1_POLICY, Lines, g1_model, lockstep, shifted_policy
 from unilab_envs.robot.control import ask, serve
 from unilab_envs.robot.lockstep import run_lockstep
 from unilab_envs.robot.motors import robot_def
@@ -29,23 +29,7 @@ POLICY = MODES.index("policy")
 
 def _candidate(tmp_path, name, delta=DELTA, edit=None):
     """A copy of the shipped policy folder whose ONNX adds ``delta`` to every action; ``edit(spec_dict)`` changes its spec."""
-    import onnx
-    from onnx import helper, numpy_helper
-
-    out = tmp_path / name
-    out.mkdir()
-    m = onnx.load(f"{G1_POLICY}/policy.onnx")
-    old = m.graph.output[0].name
-    m.graph.initializer.append(numpy_helper.from_array(np.full(29, delta, np.float32), "swap_test_delta"))
-    for node in m.graph.node:
-        node.output[:] = [o if o != old else "pre_delta" for o in node.output]
-    m.graph.node.append(helper.make_node("Add", ["pre_delta", "swap_test_delta"], [old]))
-    onnx.save(m, str(out / "policy.onnx"))
-    spec = json.loads(open(f"{G1_POLICY}/deploy_spec.json").read())
-    if edit is not None:
-        edit(spec)
-    (out / "deploy_spec.json").write_text(json.dumps(spec))
-    return out
+    return shifted_policy(G1_POLICY, tmp_path / name, delta, edit)
 
 
 def _runtime(g1, tmp_path):
