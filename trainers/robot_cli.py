@@ -350,8 +350,6 @@ def _lockstep(args) -> int:
     if args.swap and not args.log:
         return _fail("--swap measures the swap from the step log: add --log PATH")
     try:
-        if args.floor_friction is not None and not args.floor_friction > 0:
-            return _fail(f"--floor-friction must be > 0, got {args.floor_friction}")
         bundle = find_policy(args.policy, args.spec)
         world = World(args.floor_friction, args.payload_kg, args.latency_ms, args.loss)
         runtime, sim = lockstep_pair(bundle, world, args.episode_s, args.seed)
