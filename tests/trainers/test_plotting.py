@@ -6,7 +6,7 @@ import warnings
 
 import pytest
 
-from trainers.common.plotting import plot_learning_curve
+from trainers.common.plotting import logged_points, plot_learning_curve
 
 COLUMNS = {
     "return and reward terms": ["episode/return", "episode/length", "reward/distance", "reward/action"],
@@ -28,3 +28,17 @@ def test_the_curve_draws_without_warnings(case, tmp_path):
         warnings.simplefilter("error")
         png = plot_learning_curve(csv, tmp_path / "curve.png", title=case)
     assert png is not None and png.stat().st_size > 1000
+
+
+def test_an_evaluation_logged_now_and_then_is_drawn_where_it_was_logged(tmp_path):
+    """stop.eval writes eval/success every N steps, blank in the rows between: its points are those rows."""
+    nan = float("nan")
+    assert logged_points([100, 200, 300, 400], [nan, 0.9, nan, 1.0]) == [(200, 0.9), (400, 1.0)]
+    csv = tmp_path / "progress.csv"
+    csv.write_text("step,iteration,episode/return,episode/success,eval/success\n"
+                   "100,1,1.0,0.5,\n200,2,2.0,0.8,0.9\n300,3,2.5,0.9,\n400,4,3.0,0.95,1.0\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        png = plot_learning_curve(csv, tmp_path / "curve.png")
+    assert png is not None and png.stat().st_size > 1000
+

@@ -13,6 +13,12 @@ CURRICULA = (("env/terrain_level", "mean terrain level", "tab:brown"),
              ("env/profile_level", "sim-to-real profile level (0-1)", "tab:purple"))
 
 
+def logged_points(steps: list[float], values: list[float]) -> list[tuple[float, float]]:
+    """``(step, value)`` where a column was logged: a column written only now and then (an evaluation every
+    N steps) is blank, read as NaN, in the other rows."""
+    return [(s, v) for s, v in zip(steps, values) if not math.isnan(v)]
+
+
 def _legend(ax, **kwargs) -> None:
     """A legend of ``ax``'s labelled lines; none when it has none (a run that logged no
     episode or no reward term yet), which matplotlib would otherwise warn about."""
@@ -22,8 +28,8 @@ def _legend(ax, **kwargs) -> None:
 
 def plot_learning_curve(csv_path: str | Path, png_path: str | Path, title: str = "",
                         max_terms: int = 8) -> Path | None:
-    """Episode return (top; with the success rate or the curricula's mean levels) and the largest
-    reward terms per step (bottom) vs env steps."""
+    """Episode return (top; with the success rate, and the deterministic evaluations' where logged, or the
+    curricula's mean levels) and the largest reward terms per step (bottom) vs env steps."""
     import matplotlib
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
@@ -39,6 +45,10 @@ def plot_learning_curve(csv_path: str | Path, png_path: str | Path, title: str =
     if "episode/success" in cols:
         ax1b = ax1.twinx()
         ax1b.plot(steps, cols["episode/success"], color="tab:green", alpha=0.7, label="success rate")
+        evaluated = logged_points(steps, cols.get("eval/success", []))
+        if evaluated:  # the off-policy learner's stop.eval: the deterministic actor's own episodes
+            ax1b.plot(*zip(*evaluated), "o", color="darkgreen", label="success rate, deterministic evaluation")
+            _legend(ax1b, loc="lower right")
         ax1b.set_ylabel("success rate")
         ax1b.set_ylim(-0.05, 1.05)
     else:  # curricula (a terrain task's levels, a push curriculum's 0-1 level): where they stand
