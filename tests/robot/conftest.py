@@ -1,10 +1,10 @@
-"""Shared pieces of the robot-bridge tests: the shipped G1 policy, a lock-step loop of runtime and simulated robot."""
+"""The robot-bridge tests' fixture: the shipped G1 ``_real`` policy (the shared helpers: robot_support.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-G1_POLICY = "policies/g1_joystick_real"
+from robot_support import G1_POLICY
 
 
 @pytest.fixture(scope="session")
@@ -14,47 +14,3 @@ def g1():
 
     bundle = find_policy(G1_POLICY)
     return bundle.spec, OnnxPolicy(bundle.onnx, bundle.spec)
-
-
-def g1_model(spec):
-    from trainers.play.model import load_play_model
-
-    return load_play_model(spec)
-
-
-class Lines(list):
-    """A ``say`` callback that keeps the lines."""
-
-    def __call__(self, line: str) -> None:
-        self.append(line)
-
-
-def lockstep(runtime, sim, seconds: float, t0: float = 0.0, sim_alive=lambda t: True) -> float:
-    """:func:`unilab_envs.robot.lockstep.run_lockstep` (one virtual clock, the in-process wire)."""
-    from unilab_envs.robot.lockstep import run_lockstep
-
-    return run_lockstep(runtime, sim, seconds, t0, sim_alive)
-
-
-def shifted_policy(policy: str, out, delta: float, edit=None):
-    """A copy of the policy folder ``policy`` at ``out`` whose ONNX adds ``delta`` to every action (so which policy
-    acted is known by hand, or the legs are pushed off their gait); ``edit(spec_dict)`` changes its deploy spec."""
-    import json
-
-    import numpy as np
-    import onnx
-    from onnx import helper, numpy_helper
-
-    out.mkdir()
-    m = onnx.load(f"{policy}/policy.onnx")
-    old = m.graph.output[0].name
-    spec = json.loads(open(f"{policy}/deploy_spec.json").read())
-    m.graph.initializer.append(numpy_helper.from_array(np.full(spec["action"]["size"], delta, np.float32), "test_delta"))
-    for node in m.graph.node:
-        node.output[:] = [o if o != old else "pre_delta" for o in node.output]
-    m.graph.node.append(helper.make_node("Add", ["pre_delta", "test_delta"], [old]))
-    onnx.save(m, str(out / "policy.onnx"))
-    if edit is not None:
-        edit(spec)
-    (out / "deploy_spec.json").write_text(json.dumps(spec))
-    return out

@@ -13,7 +13,7 @@ import json
 import numpy as np
 import pytest
 
-from conftest import shifted_policy
+from robot_support import shifted_policy
 from trainers.robot_gate import World, acting_folder, decide
 from unilab_envs.robot.identified import IdentifiedError, identified_profile, load_fit
 

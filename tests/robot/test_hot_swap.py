@@ -13,7 +13,7 @@ import shutil
 import numpy as np
 import pytest
 
-from conftest import G1_POLICY, Lines, g1_model, lockstep, shifted_policy
+from robot_support import G1_POLICY, Lines, g1_model, lockstep, shifted_policy
 from unilab_envs.robot.control import ask, serve
 from unilab_envs.robot.lockstep import run_lockstep
 from unilab_envs.robot.motors import robot_def

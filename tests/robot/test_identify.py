@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import Lines, g1_model
+from robot_support import Lines, g1_model
 from unilab_envs.robot.identify import IdentifyConfig, IdentifyError, add_payload, identify, set_floor_friction
 from unilab_envs.robot.lockstep import run_lockstep
 from unilab_envs.robot.motors import robot_def

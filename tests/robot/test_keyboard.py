@@ -10,7 +10,7 @@ import time
 import numpy as np
 import pytest
 
-from conftest import Lines, g1_model, lockstep
+from robot_support import Lines, g1_model, lockstep
 from unilab_envs.robot.keyboard import KeyboardCommand, KeyboardError, TerminalKeyboard, split_keys
 from unilab_envs.robot.motors import robot_def
 from unilab_envs.robot.runtime import RobotRuntime, RuntimeConfig

@@ -14,7 +14,7 @@ import time
 import numpy as np
 import pytest
 
-from conftest import G1_POLICY
+from robot_support import G1_POLICY
 from unilab_envs.robot import messages as M
 from unilab_envs.robot.crc import crc_ok, stamp_crc
 from unilab_envs.robot.dds_config import ENV, DdsConfig

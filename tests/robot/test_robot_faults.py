@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import Lines, g1_model, lockstep
+from robot_support import Lines, g1_model, lockstep
 from unilab_envs.robot import messages as M
 from unilab_envs.robot.crc import stamp_crc
 from unilab_envs.robot.motors import NameMapError, robot_def

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from conftest import Lines, g1_model, lockstep
+from robot_support import Lines, g1_model, lockstep
 from unilab_envs.deploy.episodes import fell
 from unilab_envs.robot.motors import robot_def
 from unilab_envs.robot.remote import Remote
