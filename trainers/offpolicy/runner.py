@@ -52,6 +52,11 @@ CKPT_FORMAT, CKPT_VERSION = "unilab-offpolicy", 1
 CURRICULUM_KEYS = tuple(column.removeprefix("env/") for column, _, _ in CURRICULA)
 
 
+def to_box(action: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """The learner's action in ``[-1, 1]`` as the env's action box ``[low, high]`` (pure)."""
+    return low + (action + 1.0) * 0.5 * (high - low)
+
+
 @dataclass
 class OffPolicyResult:
     env_steps: int
@@ -118,7 +123,7 @@ class OffPolicyRunner:
         else:
             obs = torch.as_tensor(self.obs, dtype=torch.float32).to(self.device)
             action = self.learner.act(obs, explore=True).float().cpu().numpy()
-        env_action = self.low + (action + 1.0) * 0.5 * (self.high - self.low)
+        env_action = to_box(action, self.low, self.high)
         next_obs, reward, terminated, truncated, info = self.env.step(env_action)
         done = terminated | truncated
         stored_next, next_priv = next_obs, info.get("privileged_obs") if self.critic_extra else None
@@ -333,7 +338,7 @@ class OffPolicyRunner:
             nonlocal steps
             steps += len(obs)
             action = self.learner.act(torch.as_tensor(np.asarray(obs), dtype=torch.float32).to(self.device), explore=False)
-            return self.low + (action.float().cpu().numpy() + 1.0) * 0.5 * (self.high - self.low)
+            return to_box(action.float().cpu().numpy(), self.low, self.high)
 
         return run_episodes(self.eval_env, act, rule.episodes, rule.seed), steps
 
