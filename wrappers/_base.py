@@ -144,6 +144,18 @@ def group_columns(env: VectorEnv, groups: Mapping[str, Any] | tuple[str, ...], w
 # --- episode boundaries ---------------------------------------------------------
 
 
+def find_in_layers(env, name: str, accept: Callable[[Any], bool] = lambda value: value is not None) -> Any:
+    """The first ``accept``-ed attribute ``name`` down ``env``'s wrapper chain (``env``, ``env.env``, ...), else
+    ``None``: what a wrapper of the stack holds (a sim-to-real stack's ``critic`` or clean observation ``tap``)."""
+    layer = env
+    while layer is not None:
+        value = getattr(layer, name, None)
+        if accept(value):
+            return value
+        layer = getattr(layer, "env", None)
+    return None
+
+
 def episode_starts(mode: AutoresetMode, terminated, truncated, pending: np.ndarray, none: np.ndarray) -> np.ndarray:
     """The ``started`` mask of a step (module docstring): SAME_STEP the rows that ended, NEXT_STEP
     the rows that ended on the previous step (``pending``, updated in place), DISABLED ``none``."""

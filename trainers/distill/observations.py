@@ -58,13 +58,9 @@ def check_student_observation(env: gym.vector.VectorEnv, task: str) -> None:
 def clean_observation_tap(env: gym.vector.VectorEnv):
     """The :class:`~wrappers.privileged.CleanObservationTap` of ``env``'s sim-to-real stack (``.obs``: the env's
     observation before the wrappers, updated every step), or ``None`` without one."""
-    layer = env
-    while layer is not None:
-        tap = getattr(layer, "tap", None)
-        if tap is not None and hasattr(tap, "obs"):
-            return tap
-        layer = getattr(layer, "env", None)
-    return None
+    from wrappers._base import find_in_layers
+
+    return find_in_layers(env, "tap", lambda tap: tap is not None and hasattr(tap, "obs"))
 
 
 def teacher_index(teacher_groups: Sequence[tuple[str, int]], policy: Mapping[str, slice],

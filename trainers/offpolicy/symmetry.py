@@ -102,15 +102,11 @@ def critic_mirror(env, task_id: str, obs_map, critic_extra: int) -> tuple[np.nda
 
 def _privileged_critic_groups(env) -> dict[str, slice]:
     """The columns a sim-to-real stack's ``privileged_critic`` adds (``Sim2Real.critic.groups``), else none."""
+    from wrappers._base import find_in_layers
     from wrappers.privileged import PrivilegedCritic
 
-    layer = env
-    while layer is not None:
-        critic = getattr(layer, "critic", None)
-        if isinstance(critic, PrivilegedCritic):
-            return critic.groups
-        layer = getattr(layer, "env", None)
-    return {}
+    critic = find_in_layers(env, "critic", lambda value: isinstance(value, PrivilegedCritic))
+    return critic.groups if critic is not None else {}
 
 
 def _box_is_symmetric(low, high, perm, sign) -> bool:
