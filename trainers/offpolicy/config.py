@@ -59,6 +59,9 @@ class OffPolicyAlgo:
     target_noise: float = 0.2
     target_noise_clip: float = 0.5
     exploration_noise: float = 0.1
+    # the exploring noise's memory per batch env step (trainers.offpolicy.exploration): 0 white (each step a fresh
+    # draw, as SAC and TD3 are written); 0.9 at 25 Hz ~0.4 s, so a move that takes several steps the same way is tried
+    exploration_correlation: float = 0.0
     max_grad_norm: float = 10.0
     # a distributional (C51) critic, e.g. {num_atoms: 101, v_min: -10, v_max: 10}; null: the scalar critic
     distributional: DistributionalCritic | None = None
@@ -73,6 +76,8 @@ class OffPolicyAlgo:
                 "algo.buffer_size, algo.batch_size and algo.n_step must be >= 1")
         require(0.0 < self.gamma <= 1.0 and 0.0 < self.tau <= 1.0, "algo.gamma and algo.tau must be in (0, 1]")
         require(self.updates_per_step > 0, f"algo.updates_per_step must be > 0, got {self.updates_per_step}")
+        require(0.0 <= self.exploration_correlation < 1.0,
+                f"algo.exploration_correlation must be in [0, 1) (0: white noise), got {self.exploration_correlation}")
         require(self.policy_delay >= 1, f"algo.policy_delay must be >= 1, got {self.policy_delay}")
         require(self.symmetry in SYMMETRY_MODES, f"algo.symmetry must be one of {SYMMETRY_MODES} (augment: "
                 f"each minibatch plus its mirror image), got {self.symmetry!r}")

@@ -53,14 +53,17 @@ class OffPolicyLearner(nn.Module):
 
     # --- acting -------------------------------------------------------------------------------
     @torch.no_grad()
-    def act(self, obs: torch.Tensor, explore: bool) -> torch.Tensor:
-        """Actions in ``[-1, 1]`` for a batch of raw observations: sampled (SAC) or noised (TD3) when exploring."""
+    def act(self, obs: torch.Tensor, explore: bool, noise: torch.Tensor | None = None) -> torch.Tensor:
+        """Actions in ``[-1, 1]`` for a batch of raw observations: sampled (SAC) or noised (TD3) when exploring;
+        ``noise``: the standard normal draw to explore with (default: a fresh one; the runner passes its
+        correlated draw under ``algo.exploration_correlation``)."""
         x = self.obs_norm(obs)
         if not explore:
             return self.actor(x)
         if self.sac:
-            return self.actor.sample(x)[0]
-        action = self.actor(x) + self.algo.exploration_noise * torch.randn_like(obs[..., : self.actor.action_dim])
+            return self.actor.sample(x, noise)[0]
+        noise = torch.randn_like(obs[..., : self.actor.action_dim]) if noise is None else noise
+        action = self.actor(x) + self.algo.exploration_noise * noise
         return action.clamp(-1.0, 1.0)
 
     @torch.no_grad()

@@ -45,13 +45,14 @@ class Actor(nn.Module):
         out = self.net(obs)
         return torch.tanh(out[..., : self.action_dim])
 
-    def sample(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """A squashed Gaussian action and its log-probability (SAC; tanh's change of variables included)."""
+    def sample(self, obs: torch.Tensor, noise: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """A squashed Gaussian action and its log-probability (SAC; tanh's change of variables included);
+        ``noise``: the standard normal draw to use (default: a fresh one)."""
         out = self.net(obs)
         mean, log_std = out[..., : self.action_dim], out[..., self.action_dim:]
         log_std = LOG_STD_MIN + 0.5 * (LOG_STD_MAX - LOG_STD_MIN) * (torch.tanh(log_std) + 1.0)
         std = log_std.exp()
-        noise = torch.randn_like(mean)
+        noise = torch.randn_like(mean) if noise is None else noise
         pre = mean + std * noise
         action = torch.tanh(pre)
         log_prob = (-0.5 * noise.pow(2) - log_std - 0.5 * math.log(2 * math.pi)).sum(-1)

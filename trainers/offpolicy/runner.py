@@ -1,7 +1,8 @@
 """The off-policy training loop (``unilab train --algo sac|td3``): collect, store on the device, update.
 
 Per batch env step: the actor acts on the whole batch (uniform random actions for the first
-``algo.learning_starts`` env steps), the env steps once, the step's arrays go to the
+``algo.learning_starts`` env steps; the exploring draw correlated across steps under
+``algo.exploration_correlation``: :mod:`trainers.offpolicy.exploration`), the env steps once, the step's arrays go to the
 device-resident :class:`~trainers.offpolicy.replay.DeviceReplay` in one copy each (a done
 row's ``next_obs`` is its *final* observation, from SAME_STEP's ``info["final_obs"]``), the
 normalizers take the batch, and ``algo.updates_per_step`` gradient updates follow (with
@@ -42,6 +43,7 @@ from trainers.common.evaluation import EvalResult, run_episodes
 from trainers.common.logging import RunLogger
 from trainers.common.plotting import CURRICULA
 from trainers.offpolicy.config import OffPolicyConfig
+from trainers.offpolicy.exploration import CorrelatedNoise
 from trainers.offpolicy.learner import OffPolicyLearner
 from trainers.offpolicy.replay import DeviceReplay, replay_bytes
 from trainers.offpolicy.symmetry import env_batch_mirror
@@ -91,6 +93,8 @@ class OffPolicyRunner:
         self.replay = DeviceReplay(algo.buffer_size, cfg.num_envs, obs_dim, action_dim, self.device, self.critic_extra,
                                    algo.n_step, algo.gamma)
         self.learner = OffPolicyLearner(obs_dim, self.critic_extra, action_dim, algo, cfg.nets, self.device)
+        rho = algo.exploration_correlation  # 0: white noise, a fresh draw inside the learner each step
+        self.noise = CorrelatedNoise(cfg.num_envs, action_dim, rho, self.device) if rho > 0 else None
         try:  # None unless algo.symmetry: augment; refused here for a task without a mirror map
             self.mirror = env_batch_mirror(self.env, cfg.task, algo.symmetry, self.critic_extra, self.device)
         except ValueError:
@@ -122,13 +126,16 @@ class OffPolicyRunner:
             action = (2.0 * torch.rand(cfg.num_envs, self.low.shape[0]) - 1.0).numpy()
         else:
             obs = torch.as_tensor(self.obs, dtype=torch.float32).to(self.device)
-            action = self.learner.act(obs, explore=True).float().cpu().numpy()
+            noise = self.noise.next() if self.noise is not None else None
+            action = self.learner.act(obs, explore=True, noise=noise).float().cpu().numpy()
         env_action = to_box(action, self.low, self.high)
         next_obs, reward, terminated, truncated, info = self.env.step(env_action)
         done = terminated | truncated
         stored_next, next_priv = next_obs, info.get("privileged_obs") if self.critic_extra else None
         if done.any():
             rows = np.flatnonzero(done)
+            if self.noise is not None:
+                self.noise.restart(rows)
             stored_next = next_obs.copy()
             stored_next[rows] = final_rows(info["final_obs"], rows)
             if next_priv is not None:
@@ -203,6 +210,7 @@ class OffPolicyRunner:
                          "done": self.episodes_done, "recent": _recent_tensors(self.finished)},
             "replay": self.replay.state_dict() if cfg.log.save_replay else None,
             "eval_stats": dict(self.eval_stats),
+            "exploration_noise": None if self.noise is None else self.noise.state_dict(),
         }
 
     def save(self, path: Path | None = None) -> Path:
@@ -227,6 +235,8 @@ class OffPolicyRunner:
             self.finished.extend(_recent_rows(ckpt["episodes"]["recent"]))
         if self.eval_stats and ckpt.get("eval_stats"):
             self.eval_stats.update(ckpt["eval_stats"])
+        if self.noise is not None and ckpt.get("exploration_noise") is not None:
+            self.noise.load_state_dict(ckpt["exploration_noise"])
         if ckpt.get("replay") is not None:
             self.replay.load_state_dict(ckpt["replay"])
         else:  # without the buffer: collect with the learned actor until a batch is stored again
