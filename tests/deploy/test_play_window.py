@@ -117,7 +117,7 @@ def test_window_shows_the_robot_the_command_overlay_and_the_keys(go1_run, x_disp
         assert "holds still until you press a key" in first, first
 
 
-DEPTH_POLICY = "policies/wip/go1_depth"
+DEPTH_POLICY = "policies/go1_depth"
 
 
 def depth_inset(image: np.ndarray) -> np.ndarray:
