@@ -4,7 +4,7 @@
     python benchmarks/grasp_lift_probe.py runs/sac/grasp_s0 --lift-after 40 --lift 0.5 1.0
 
 The run's deterministic actor (``trainers.offpolicy.evaluate.load_actor``) plays two episodes on each
-of ``--num-envs`` envs of the bare task (seed ``--seed``); the second counts (the first may start part-way,
+of ``--num-envs`` envs of the bare task with the run's ``env_kwargs`` (seed ``--seed``); the second counts (the first may start part-way,
 as in ``unilab eval``). Printed per 1-s block of the episode, over the envs still in it: the share whose
 pads hold the cube (the task's ``grasp`` term), the lift term as a share of its maximum, the mean
 vertical command ``a[2]`` (the pinch target's change, +-1 = +-2 cm a step) and the mean gripper command
@@ -29,11 +29,14 @@ from trainers.offpolicy.evaluate import load_actor
 BLOCK = 25  # control steps in one second
 
 
-def play(actor, task: str, num_envs: int, seed: int, lift_after: int | None = None, lift: float = 0.0,
+def play(actor, cfg, num_envs: int, seed: int, lift_after: int | None = None, lift: float = 0.0,
          grip: float | None = None) -> dict:
-    """Each env's second episode (the first may start part-way: the task staggers its time limits), step by
-    step: grasp, lift, commands and terms averaged over the envs at that step of their episode, and the successes."""
-    env = gym.make_vec(task, num_envs=num_envs)
+    """Each env's second episode (the first may start part-way: the task staggers its time limits) on the run's
+    task with its ``env_kwargs``, step by step: grasp, lift (a share of the term's largest value), commands and
+    terms averaged over the envs at that step of their episode, and the successes."""
+    env = gym.make_vec(cfg.task, num_envs=num_envs, **dict(cfg.env_kwargs))
+    task = env.unwrapped.task.config
+    lift_weight = task.reward_scales.lift * task.control_dt  # the lift term's value with the cube at its target
     try:
         obs, _ = env.reset(seed=seed)
         steps = env.spec.max_episode_steps or 125
@@ -67,14 +70,15 @@ def play(actor, task: str, num_envs: int, seed: int, lift_after: int | None = No
             phase[done] += 1
             k = np.where(done, 0, k + 1)
         # an env that ended its episode early stays out of the later steps' means (terminated: success or drop)
+        sums["lift"] /= lift_weight
         trace = {name: np.divide(v, counts, out=np.full(steps, np.nan), where=counts > 0) for name, v in sums.items()}
         return {"trace": trace, "terms": {n: float(v.sum() / counts.sum()) for n, v in terms.items()}, "successes": successes}
     finally:
         env.close()
 
 
-def blocks(values: np.ndarray, scale: float = 1.0) -> str:
-    return " | ".join(f"{np.nanmean(values[i:i + BLOCK]) / scale:+.2f}" for i in range(0, len(values), BLOCK))
+def blocks(values: np.ndarray) -> str:
+    return " | ".join(f"{np.nanmean(values[i:i + BLOCK]):+.2f}" for i in range(0, len(values), BLOCK))
 
 
 def main() -> None:
@@ -88,19 +92,18 @@ def main() -> None:
                         "(each --lift row is then played with and without it)")
     args = parser.parse_args()
     actor, cfg = load_actor(args.run)
-    lift_weight = 4.0 * 0.04  # the default lift scale times control_dt: the term's largest value per step
-    rows = [("actor as trained", play(actor, cfg.task, args.num_envs, args.seed))]
+    rows = [("actor as trained", play(actor, cfg, args.num_envs, args.seed))]
     for z in args.lift:
-        rows.append((f"a[2] = {z:+.1f} from step {args.lift_after}", play(actor, cfg.task, args.num_envs, args.seed, args.lift_after, z)))
+        rows.append((f"a[2] = {z:+.1f} from step {args.lift_after}", play(actor, cfg, args.num_envs, args.seed, args.lift_after, z)))
         if args.grip is not None:
             rows.append((f"a[2] = {z:+.1f}, a[3] = {args.grip:+.1f} from step {args.lift_after}",
-                         play(actor, cfg.task, args.num_envs, args.seed, args.lift_after, z, args.grip)))
+                         play(actor, cfg, args.num_envs, args.seed, args.lift_after, z, args.grip)))
     print(f"{args.run} ({cfg.algo.kind}), {args.num_envs} envs, seed {args.seed}; per second of the episode:\n")
     print("| episode | grasped | lift / max | a[2] | a[3] | successes |")
     print("|---|---|---|---|---|---|")
     for name, out in rows:
         tr = out["trace"]
-        print(f"| {name} | {blocks(tr['grasp'])} | {blocks(tr['lift'], lift_weight)} | {blocks(tr['z'])} | "
+        print(f"| {name} | {blocks(tr['grasp'])} | {blocks(tr['lift'])} | {blocks(tr['z'])} | "
               f"{blocks(tr['gripper'])} | {out['successes']} / {args.num_envs} |")
     print("\nreward terms, mean per env step (actor as trained): "
           + ", ".join(f"{k} {v:+.4f}" for k, v in rows[0][1]["terms"].items()))
