@@ -37,7 +37,6 @@ import torch
 import unilab_envs  # noqa: F401  (registers UniLab/*)
 from trainers.common.envs import make_vec_env
 from trainers.ppo import Runner, load_config
-from trainers.ppo.mixed_precision import cpu_has_bf16
 from trainers.ppo.models import ActorCritic, EmpiricalNormalizer
 
 G1 = "UniLab/G1Joystick-v0"
@@ -78,13 +77,11 @@ def exploring_return(policy: ActorCritic, normalizer: EmpiricalNormalizer, num_e
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("amp", [
-    False,
-    pytest.param(True, marks=pytest.mark.skipif(not cpu_has_bf16(), reason="this CPU has no native bf16")),
-], ids=["float32", "bf16"])
-def test_g1_committed_config_learns_to_stay_up_while_exploring(tmp_path, amp):
+def test_g1_committed_config_learns_to_stay_up_while_exploring(tmp_path):
+    """In float32: that a bf16 run learns is tests/trainers/test_ppo_bf16_cpu.py's (a G1 bf16 twin of this
+    test cost ~50 s of CI for the same claim)."""
     committed = load_config(G1)
-    cfg = load_config(G1, out=str(tmp_path / "run"), num_envs=NUM_ENVS, seed=0, overrides=[*QUIET, f"algo.amp={str(amp).lower()}"],
+    cfg = load_config(G1, out=str(tmp_path / "run"), num_envs=NUM_ENVS, seed=0, overrides=[*QUIET, "algo.amp=false"],
                       total_steps=NUM_ENVS * committed.algo.num_steps * ITERATIONS)
     runner = Runner(cfg)
     try:
