@@ -54,9 +54,13 @@ def _scripted(runner: OffPolicyRunner, successes: list[float], calls: list[int])
     runner.evaluate = evaluate
 
 
-def test_the_run_stops_at_the_first_evaluation_that_reaches_the_rate_and_logs_it(tmp_path):
+@pytest.mark.parametrize("log_every, logged", [
+    (160, [(160, 0.5, 10), (320, 0.94, 20), (480, 0.96, 30)]),  # the stop falls on a logged step: one row for it
+    (320, [(320, 0.94, 20), (480, 0.96, 30)]),                  # between logged steps: the stop adds its own row
+])
+def test_the_run_stops_at_the_first_evaluation_that_reaches_the_rate_and_logs_it(tmp_path, log_every, logged):
     cfg = _config(tmp_path, dict(success_rate=0.95, every_steps=160))
-    cfg = replace(cfg, log=replace(cfg.log, every_steps=160))
+    cfg = replace(cfg, log=replace(cfg.log, every_steps=log_every))
     runner, calls = OffPolicyRunner(cfg), []
     _scripted(runner, [0.5, 0.94, 0.96, 1.0, 1.0, 1.0], calls)
     result = runner.train()
@@ -64,8 +68,8 @@ def test_the_run_stops_at_the_first_evaluation_that_reaches_the_rate_and_logs_it
     assert result.stop_reason.startswith("evaluation success 96.0% >= 95.0%")
     with open(tmp_path / "progress.csv", newline="") as f:
         rows = list(csv.DictReader(f))
-    assert [float(r["eval/success"]) for r in rows] == [0.5, 0.94, 0.96, 0.96]  # the stop adds its own row
-    assert [int(float(r["eval/env_steps"])) for r in rows] == [10, 20, 30, 30]
+    assert [(int(r["step"]), float(r["eval/success"]), int(float(r["eval/env_steps"]))) for r in rows] == logged
+    assert all(r["time/steps_per_s"] and r["reward/total"] for r in rows)  # the stop's row is a full row
 
 
 def test_the_gate_on_the_training_success_skips_evaluations(tmp_path):

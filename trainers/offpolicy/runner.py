@@ -256,7 +256,7 @@ class OffPolicyRunner:
         logger = RunLogger(self.out, csv_log=cfg.log.csv, tensorboard=cfg.log.tensorboard,
                            resume_step=self.env_steps if self.env_steps else None)
         bar = _progress(cfg, self.env_steps)
-        stop_reason = None
+        stop_reason, logged_at = None, None
         interrupted, stats, next_log, next_ckpt = False, {}, self._next(cfg.log.every_steps), self._next(cfg.log.checkpoint_every_steps)
         next_eval = self._next(cfg.stop.eval.every_steps) if cfg.stop.eval is not None else None
         previous = signal.getsignal(signal.SIGTERM)
@@ -274,17 +274,15 @@ class OffPolicyRunner:
                     stop_reason = self.eval_stop_reason()
                     next_eval = self._next(cfg.stop.eval.every_steps)
                 if self.env_steps >= next_log:
-                    logger.log(self.env_steps, self.iteration, {**stats, **self.episode_stats(), **self.reward_stats(),
-                                                                **self.levels, **self.eval_stats, "updates": self.learner.updates,
-                                                                "time/steps_per_s": self.env_steps / max(time.time() - start, 1e-9)})
-                    next_log = self._next(cfg.log.every_steps)
+                    logger.log(self.env_steps, self.iteration, self._row(stats, start))
+                    logged_at, next_log = self.env_steps, self._next(cfg.log.every_steps)
                 if self.env_steps >= next_ckpt:
                     self.save()
                     next_ckpt = self._next(cfg.log.checkpoint_every_steps)
                 stop_reason = stop_reason or self.stop_reason()
                 if stop_reason:
-                    logger.log(self.env_steps, self.iteration, {**stats, **self.episode_stats(), **self.eval_stats,
-                                                                "updates": self.learner.updates})
+                    if logged_at != self.env_steps:  # the stop's own row, unless this step has just been logged
+                        logger.log(self.env_steps, self.iteration, self._row(stats, start))
                     break
         except KeyboardInterrupt:
             interrupted = True
@@ -306,6 +304,11 @@ class OffPolicyRunner:
         return OffPolicyResult(self.env_steps, self.learner.updates, time.time() - start,
                                {**stats, **self.episode_stats(), **self.eval_stats}, path, curve, interrupted,
                                stop_reason)
+
+    def _row(self, stats: dict[str, float], start: float) -> dict[str, float]:
+        """One progress row: the last update's statistics, the episodes, reward terms, levels and evaluation."""
+        return {**stats, **self.episode_stats(), **self.reward_stats(), **self.levels, **self.eval_stats,
+                "updates": self.learner.updates, "time/steps_per_s": self.env_steps / max(time.time() - start, 1e-9)}
 
     def stop_reason(self) -> str | None:
         """Why the run stops before ``total_steps`` (the config's ``stop:``), or ``None``."""
