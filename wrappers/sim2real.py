@@ -109,7 +109,8 @@ class Sim2Real(VectorWrapper):
     ``layers`` maps each section present to its wrapper instance; ``profile``
     is the resolved profile. With the profile's ``privileged_critic``, ``critic`` is the
     :class:`~wrappers.privileged.PrivilegedCritic` that extends ``info["privileged_obs"]``
-    (and ``privileged_observation_space``; ``critic.groups`` names its columns), else ``None``.
+    (and ``privileged_observation_space``; ``critic.groups`` names its columns), else ``None`` (and
+    ``privileged_observation_space`` is the task's own, its ``info["privileged_obs"]`` passing through).
     With the profile's ``curriculum``, ``curriculum`` is the
     :class:`~wrappers.curriculum.ProfileCurriculum` that scales every layer, else ``None``.
     """
@@ -135,8 +136,10 @@ class Sim2Real(VectorWrapper):
         self.tap = tap  # the env's own observation before the wrappers (tap.obs), for critics and teachers
         self.controller = ControllerState(env, tap, guarded="safety" in self.layers)
         self.critic = PrivilegedCritic(env, parts, tap, list(self.layers.values())) if parts else None
-        if self.critic is not None:
-            self.privileged_observation_space = self.critic.observation_space
+        # the critic's extended space, else the task's own: its info["privileged_obs"] passes through unchanged, and a
+        # trainer reading the attribute off the stack must not lose it (the off-policy critic did, under any profile)
+        self.privileged_observation_space = (self.critic.observation_space if self.critic is not None
+                                             else getattr(env, "privileged_observation_space", None))
         curriculum = self.profile.get("curriculum")
         curriculum = {} if curriculum is True else (None if curriculum is False else curriculum)
         self.curriculum = ProfileCurriculum(curriculum, self.layers.values(), self.num_envs) if curriculum is not None else None

@@ -22,6 +22,8 @@ OVERRIDES = ["num_envs=4", "total_steps=160", "algo.learning_starts=128", "algo.
 def test_the_curricula_advance_under_the_offpolicy_runner(tmp_path):
     runner = OffPolicyRunner(load_offpolicy_config("sac", "UniLab/Go1Joystick-v0", overrides=[*OVERRIDES, f"out={tmp_path}"]))
     curriculum = runner.env.curriculum
+    # a profile without privileged_critic keeps the task's privileged observation for the critic (Go1's 25 columns)
+    assert runner.critic_extra == runner.env.unwrapped.privileged_observation_space.shape[-1] == 25
     assert curriculum.level == 0.0 and all(layer.profile_level == 0.0 for layer in runner.env.layers.values())
     result = runner.train()
     assert result.updates > 0 and curriculum.level == 1.0  # 40 steps of 4 envs: many windows, each raised it

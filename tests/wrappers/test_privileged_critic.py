@@ -33,6 +33,9 @@ def test_without_the_key_the_critic_sees_only_the_task_extras():
     assert env.critic is None
     _, info = env.reset(seed=0)
     assert info["privileged_obs"].shape == (4, 25)
+    # the stack declares the task's own space: a trainer reading it off the stack keeps its asymmetric critic
+    assert env.privileged_observation_space == env.unwrapped.privileged_observation_space
+    assert env.privileged_observation_space.shape[-1] == 25
 
 
 def test_groups_tile_the_extended_privileged_observation():
