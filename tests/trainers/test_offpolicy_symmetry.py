@@ -117,6 +117,12 @@ def test_an_augmented_update_on_go1(kind, tmp_path):
             torch.testing.assert_close(value, getattr(batch, name)[16:], rtol=0, atol=0)
     assert all(np.isfinite(v) for v in result.stats.values())
     assert any(not torch.equal(a, b) for a, b in zip(actor_before, runner.learner.actor.parameters()))  # the actor learned
+    # the normalizers saw each collected row and its mirror image: their statistics are their own mirror images
+    (obs_perm, obs_sign), (critic_perm, critic_sign) = runner.mirror.obs, runner.mirror.critic
+    for norm, perm, sign in ((runner.learner.obs_norm, obs_perm, obs_sign),
+                             (runner.learner.critic_norm, torch.cat([obs_perm, 50 + critic_perm]), torch.cat([obs_sign, critic_sign]))):
+        torch.testing.assert_close(norm.mean[perm] * sign, norm.mean, rtol=0, atol=1e-5)
+        torch.testing.assert_close(norm.var[perm], norm.var, rtol=1e-4, atol=1e-6)
     plain = OffPolicyRunner(load_offpolicy_config(kind, "UniLab/Go1Joystick-v0", overrides=[*GO1_TINY, f"out={tmp_path / 'p'}"]))
     assert plain.mirror is None and plain.cfg.algo.symmetry == "none"
     plain.env.close()

@@ -143,8 +143,11 @@ class OffPolicyRunner:
                 next_priv[rows] = final_rows(info["final_privileged_obs"], rows)
         self.replay.add(self.obs, action, reward, stored_next, terminated, truncated, self.priv, next_priv)
         row = (self.replay.cursor - 1) % self.replay.rows  # the step just stored: statistics from the device copy
-        obs_t = self.replay.obs[row]
-        self.learner.observe_statistics(obs_t, obs_t if not self.critic_extra else torch.cat([obs_t, self.replay.critic_obs[row]], -1))
+        obs_t, critic_t = self.replay.obs[row], self.replay.critic_obs[row] if self.critic_extra else None
+        self.learner.observe_statistics(obs_t, obs_t if critic_t is None else torch.cat([obs_t, critic_t], -1))
+        if self.mirror is not None:  # the updates see the mirror images too: so do the normalizers' statistics
+            obs_m, critic_m = self.mirror.observations(obs_t, critic_t)
+            self.learner.observe_statistics(obs_m, obs_m if critic_m is None else torch.cat([obs_m, critic_m], -1))
         self._episodes(reward, done, info)
         self.obs, self.priv = next_obs, info.get("privileged_obs") if self.critic_extra else None
         self.env_steps += cfg.num_envs

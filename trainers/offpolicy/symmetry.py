@@ -59,6 +59,10 @@ class BatchMirror:
                      critic_obs=self._apply(batch.critic_obs, self.critic),
                      next_critic_obs=self._apply(batch.next_critic_obs, self.critic))
 
+    def observations(self, obs: torch.Tensor, critic_obs: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """The mirror images of observation rows and of their privileged extras (``None`` stays ``None``)."""
+        return self._apply(obs, self.obs), self._apply(critic_obs, self.critic)
+
     def augment(self, batch: Batch) -> Batch:
         """``batch`` followed by its mirror image (twice the rows, the originals first)."""
         mirrored = self.mirror(batch)
