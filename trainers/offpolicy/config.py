@@ -187,9 +187,11 @@ class OffPolicyConfig:
 
 
 def recipe_file(task: str) -> Path | None:
-    """The bundled ``*_sac.yaml`` whose ``task:`` is ``task``, if any."""
+    """The bundled ``*_sac.yaml`` whose ``task:`` is ``task`` and which trains on the bare task, if any. A recipe
+    under a sim-to-real profile (a ``sim2real`` key, e.g. ``ur5_grasp_real_sac.yaml``) is read with ``--config``."""
     for path in sorted(CONFIG_DIR.glob("*_sac.yaml")):
-        if (load_yaml(path.read_text()) or {}).get("task") == task:
+        data = load_yaml(path.read_text()) or {}
+        if data.get("task") == task and data.get("sim2real") is None:
             return path
     return None
 
