@@ -8,7 +8,6 @@ here fails nothing: the workers then compile what they need, as before.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -35,14 +34,14 @@ def split_round_robin(task_ids: list[str], num_processes: int) -> list[list[str]
 
 
 def warm_kernels(task_ids: list[str], num_processes: int) -> str:
-    """Make and step each task once in ``num_processes`` child processes (same environment variables,
-    so the same kernel and Numba cache folders); returns one line saying what happened."""
+    """Make and step each task once in ``num_processes`` child processes (they inherit the environment, so
+    the same kernel and Numba cache folders); returns one line saying what happened."""
     start = time.monotonic()
     children = [subprocess.Popen([sys.executable, "-c", _WARM_ONE_PROCESS, *group], stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+                                 stderr=subprocess.PIPE, text=True)
                 for group in split_round_robin(task_ids, num_processes)]
-    failures = [child.communicate()[1].strip().splitlines()[-1:] for child in children]
-    failed = [line[0] if line else "(no message)" for child, line in zip(children, failures) if child.returncode != 0]
+    last_lines = [(child.communicate()[1].strip().splitlines() or ["(no message)"])[-1] for child in children]
+    failed = [line for child, line in zip(children, last_lines) if child.returncode != 0]
     took = time.monotonic() - start
     if failed:
         return f"kernel warm-up failed after {took:.0f} s (the tests compile what they need): {'; '.join(failed)}"
