@@ -20,10 +20,11 @@ import unilab_envs  # noqa: F401  (registers UniLab/*)
 from unilab_envs.core import compile_notice
 compile_notice.suppress()
 for task_id in sys.argv[1:]:
-    env = gym.make_vec(task_id, num_envs=2)
-    env.reset(seed=0)
-    env.step(np.zeros(env.action_space.shape, np.float32))
-    env.close()
+    for num_envs in (1, 2):  # one env (gym.make, num_envs=1) types some arrays apart from a batch: both compile
+        env = gym.make_vec(task_id, num_envs=num_envs)
+        env.reset(seed=0)
+        env.step(np.zeros(env.action_space.shape, np.float32))
+        env.close()
 """
 
 
