@@ -23,8 +23,8 @@ import torch
 
 import unilab_envs  # noqa: F401  (thread policies first, registers the tasks)
 from trainers.common.envs import AS_TRAINED, resolve_sim2real
+from trainers.common.runs import find_run
 from trainers.ppo.envs import make_vec_env
-from trainers.ppo.evaluate import load_policy
 
 
 STARTS = ("distance", "mass", "friction", "yaw")
@@ -39,15 +39,32 @@ def episode_start(task, i: int) -> dict[str, float]:
             "yaw": float(2.0 * np.arctan2(z, w))}
 
 
+def deterministic_policy(run: str):
+    """The run's deterministic policy (raw observation tensor -> action), its task, env keywords, profile
+    and observation history: a bundled-PPO run or an off-policy one (``unilab train --algo sac|td3``)."""
+    found = find_run(run, "eval")
+    if found.kind == "offpolicy":
+        from trainers.offpolicy.evaluate import load_actor
+
+        actor, cfg = load_actor(found.path)
+        return actor, cfg.task, cfg.env_kwargs, cfg.sim2real, None
+    if found.kind != "ppo":
+        raise SystemExit(f"{run} is an SB3 run; this script reads bundled-PPO and SAC/TD3 runs")
+    from trainers.ppo.evaluate import load_policy
+
+    policy, cfg, _ = load_policy(found.path)
+    return policy, cfg.task, cfg.env_kwargs, cfg.sim2real, cfg.obs_history
+
+
 def run_outcomes(run: str, sim2real, num_envs: int, seed: int) -> dict[str, np.ndarray]:
     """Per counted episode: ``success``, ``dropped``, ``grasp_steps``, ``hold_breaks`` and what it drew
     at its start: ``distance`` (m, planar, cube to pinch point), cube ``mass`` (kg), ``friction``, ``yaw`` (rad)."""
-    policy, cfg, _ = load_policy(run)
-    if cfg.task != "UniLab/UR5Grasp-v0":
-        raise SystemExit(f"{run} trained {cfg.task}; this script reads UniLab/UR5Grasp-v0's cube and pinch point")
+    policy, task_id, env_kwargs, trained_sim2real, obs_history = deterministic_policy(run)
+    if task_id != "UniLab/UR5Grasp-v0":
+        raise SystemExit(f"{run} trained {task_id}; this script reads UniLab/UR5Grasp-v0's cube and pinch point")
     # always the native batched env (whatever the run trained with): the script reads its task state
-    env = make_vec_env(cfg.task, num_envs, dict(cfg.env_kwargs), None,
-                       sim2real=resolve_sim2real(sim2real, cfg.sim2real), obs_history=cfg.obs_history)
+    env = make_vec_env(task_id, num_envs, dict(env_kwargs), None,
+                       sim2real=resolve_sim2real(sim2real, trained_sim2real), obs_history=obs_history)
     task = env.unwrapped.task
     low, high = env.single_action_space.low, env.single_action_space.high
     finished = np.zeros(num_envs, int)
@@ -87,7 +104,7 @@ def run_outcomes(run: str, sim2real, num_envs: int, seed: int) -> dict[str, np.n
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("run", help="run directory or checkpoint of a UR5Grasp run (bundled PPO)")
+    p.add_argument("run", help="run directory or checkpoint of a UR5Grasp run (bundled PPO, SAC or TD3)")
     p.add_argument("--sim2real", default=None, metavar="PROFILE|none",
                    help="'none' for the bare task, a profile name (default: what the run trained with)")
     p.add_argument("--num-envs", type=int, default=256)

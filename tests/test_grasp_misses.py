@@ -36,3 +36,21 @@ def test_the_report_breaks_success_down_by_each_draw(capsys):
 def test_refuses_a_run_of_another_task(capsys):
     with pytest.raises(SystemExit, match="UR5Grasp"):
         main(["policies/go1_joystick_fast"])
+
+
+def test_a_sac_run_counts_as_its_evaluation_does(tmp_path):
+    """An off-policy run (``unilab train --algo sac``) is read by its deterministic actor, as ``unilab eval`` reads it."""
+    from trainers import cli
+    from trainers.offpolicy.evaluate import evaluate_offpolicy
+
+    run = tmp_path / "sac"
+    tiny = ["num_envs=4", "total_steps=80", "algo.learning_starts=40", "algo.batch_size=16", "algo.buffer_size=400",
+            "nets.actor_hidden=[16]", "nets.critic_hidden=[16]", "log.progress=false", "log.tensorboard=false",
+            "log.plot=false", "torch_threads=1"]
+    assert cli.main(["train", "--algo", "sac", "--task", "UniLab/UR5Grasp-v0", "--out", str(run), *tiny]) == 0
+    out = run_outcomes(str(run), "none", num_envs=6, seed=3)
+    result = evaluate_offpolicy(run, episodes=6, num_envs=6, seed=3, sim2real="none", progress=False)
+    assert len(out["success"]) == 6
+    assert out["success"].mean() == pytest.approx(result.success_rate)
+    # a success and a drop both end the episode terminated: together they are the evaluator's terminated share
+    assert (out["success"] | out["dropped"]).mean() == pytest.approx(result.fall_rate)
