@@ -4,6 +4,11 @@ On a cold cache (a fresh clone, an empty ``UNILAB_KERNEL_DIR``) each xdist worke
 every task's kernels itself, the workers side by side: ~2.5 min of each worker's time on a 2-core
 machine. Compiled here, split over the cores, the workers load them from the cache instead. Failing
 here fails nothing: the workers then compile what they need, as before.
+
+Both one env and a batch of two are compiled: MuJoCo's batch hands the tasks strided row views of its
+state (``batch.bind("qpos")``), which NumPy flags C-contiguous when there is one row. Numba types them
+as ``array(float64, 2d, C)`` for one env and ``array(..., 2d, A)`` for more, and compiles (and caches)
+each kernel once per layout.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import unilab_envs  # noqa: F401  (registers UniLab/*)
 from unilab_envs.core import compile_notice
 compile_notice.suppress()
 for task_id in sys.argv[1:]:
-    for num_envs in (1, 2):  # one env (gym.make, num_envs=1) types some arrays apart from a batch: both compile
+    for num_envs in (1, 2):  # one env (gym.make) types MuJoCo's state views as C layout, a batch as A
         env = gym.make_vec(task_id, num_envs=num_envs)
         env.reset(seed=0)
         env.step(np.zeros(env.action_space.shape, np.float32))
