@@ -137,9 +137,10 @@ def build_parser() -> argparse.ArgumentParser:
     x.add_argument("--force", action="store_true", help="fp16/int8: write the model even over --max-action-error")
 
     sh = sub.add_parser("ship", help="write a run as a policy folder: slim checkpoint, config, curve, ONNX, deploy spec",
-                        description="Write a bundled-PPO run as a shippable policy folder: the checkpoint without "
-                                    "optimizer or env state (eval, export and --init-from read it; --resume "
-                                    "goes on from it without an exact continuation), config.yaml, learning_curve.png, policy.onnx and deploy_spec.json.")
+                        description="Write a bundled-PPO or SAC / TD3 run as a shippable policy folder: the checkpoint "
+                                    "without optimizer, env or replay state (eval, export and PPO's --init-from read "
+                                    "it; --resume goes on from it without an exact continuation), config.yaml, "
+                                    "learning_curve.png, policy.onnx and deploy_spec.json.")
     sh.add_argument("run", help="run directory (or its checkpoint.pt)")
     sh.add_argument("--out", required=True, help="the policy folder to write, e.g. policies/go1_joystick_real; "
                                                  "one that holds a policy or run is refused unless --overwrite")
@@ -569,10 +570,10 @@ def _export_in(args: argparse.Namespace, work: Path) -> int:
 
 
 def _ship(args: argparse.Namespace) -> int:
-    """``unilab ship RUN --out DIR``: a run as a policy folder (:mod:`trainers.ppo.ship`)."""
+    """``unilab ship RUN --out DIR``: a run as a policy folder (:mod:`trainers.common.ship`)."""
     from trainers.common.checkpoint import CheckpointError
     from trainers.common.run_folder import RunFolderError, check_out_folder
-    from trainers.ppo.ship import ship
+    from trainers.common.ship import ship
     from trainers.ppo.config import ConfigError
 
     if not Path(args.run).exists():

@@ -36,7 +36,7 @@ import torch
 import yaml
 
 from trainers.common.atomic import atomic_write
-from trainers.common.checkpoint import load_checkpoint, save_checkpoint, to_numpy, to_tensors
+from trainers.common.checkpoint import CheckpointError, load_checkpoint, save_checkpoint, to_numpy, to_tensors
 from trainers.common.device import resolve_device
 from trainers.common.envs import autoreset_mode, final_rows, make_vec_env
 from trainers.common.evaluation import EvalResult, run_episodes
@@ -220,22 +220,32 @@ class OffPolicyRunner:
         return save_checkpoint(self.state(), path or self.out / "checkpoint.pt", CKPT_FORMAT, CKPT_VERSION)
 
     def load(self, path: str | Path) -> None:
-        ckpt = load_checkpoint(path, CKPT_FORMAT, CKPT_VERSION, required=("learner", "optimizers", "env_steps"))
+        ckpt = load_checkpoint(path, CKPT_FORMAT, CKPT_VERSION, required=("learner", "env_steps"))
+        slim = bool(ckpt.get("slim"))
+        if not slim and "optimizers" not in ckpt:
+            raise CheckpointError(f"checkpoint {path} has no optimizer state and is not marked slim: it was not "
+                                  f"written by `unilab train --algo sac|td3` or `unilab ship`")
         self.learner.load_state_dict(ckpt["learner"])
-        self.learner.load_optimizer_state(ckpt["optimizers"])
         self.env_steps, self.iteration, self.update_credit = int(ckpt["env_steps"]), int(ckpt["iteration"]), float(ckpt["update_credit"])
-        torch.random.set_rng_state(ckpt["rng"]["torch"])
-        if ckpt["rng"].get("cuda") is not None and self.device.type == "cuda":
-            torch.cuda.set_rng_state(ckpt["rng"]["cuda"], self.device)
+        if slim:  # a shipped policy: the weights and counters; the rest starts afresh (said below)
+            print(f"[unilab] resume: {path} is a slim (shipped) checkpoint: it has no optimizer state (Adam's moments "
+                  f"restart), no env state (the envs start from reset with this run's seed) and no RNG state: "
+                  f"not an exact continuation", flush=True)
+        else:
+            self.learner.load_optimizer_state(ckpt["optimizers"])
+            torch.random.set_rng_state(ckpt["rng"]["torch"])
+            if ckpt["rng"].get("cuda") is not None and self.device.type == "cuda":
+                torch.cuda.set_rng_state(ckpt["rng"]["cuda"], self.device)
         if ckpt.get("env_state") is not None and hasattr(self.env, "set_state"):
             self.env.set_state(to_numpy(ckpt["env_state"]))
             self.obs = ckpt["obs"].numpy()
             self.priv = None if ckpt["priv"] is None else ckpt["priv"].numpy()
             self.ep_ret[:], self.ep_len[:] = ckpt["episodes"]["ret"].numpy(), ckpt["episodes"]["len"].numpy()
-        self.episodes_done = int(ckpt["episodes"].get("done", 0))
-        if ckpt["episodes"].get("recent") is not None:  # the stop rule's window (checkpoints before it: empty)
+        episodes = ckpt.get("episodes") or {}  # a slim checkpoint has none: the counts start afresh
+        self.episodes_done = int(episodes.get("done", 0))
+        if episodes.get("recent") is not None:  # the stop rule's window (checkpoints before it: empty)
             self.finished.clear()
-            self.finished.extend(_recent_rows(ckpt["episodes"]["recent"]))
+            self.finished.extend(_recent_rows(episodes["recent"]))
         if self.eval_stats and ckpt.get("eval_stats"):
             self.eval_stats.update(ckpt["eval_stats"])
         if self.noise is not None and ckpt.get("exploration_noise") is not None:
