@@ -103,8 +103,8 @@ class OffPolicyRunner:
         self.dims = {"obs": obs_dim, "action": action_dim, "critic_extra": self.critic_extra,
                      "low": torch.from_numpy(self.low), "high": torch.from_numpy(self.high)}
         self.env_steps, self.iteration, self.update_credit = 0, 0, 0.0
-        self.obs, info = self.env.reset(seed=cfg.seed)
-        self.priv = info.get("privileged_obs") if self.critic_extra else None
+        obs, info = self.env.reset(seed=cfg.seed)
+        self.obs, self.priv = _own(obs), _own(info.get("privileged_obs") if self.critic_extra else None)
         self.ep_ret, self.ep_len = np.zeros(cfg.num_envs), np.zeros(cfg.num_envs, dtype=np.int64)
         self.finished: deque = deque(maxlen=200)  # (return, length, success) of recent episodes
         self.episodes_done = 0
@@ -149,7 +149,9 @@ class OffPolicyRunner:
             obs_m, critic_m = self.mirror.observations(obs_t, critic_t)
             self.learner.observe_statistics(obs_m, obs_m if critic_m is None else torch.cat([obs_m, critic_m], -1))
         self._episodes(reward, done, info)
-        self.obs, self.priv = next_obs, info.get("privileged_obs") if self.critic_extra else None
+        # our own copies: an env may rewrite the arrays it returned in place at its next step (the stored
+        # observation would then be the next one)
+        self.obs, self.priv = _own(next_obs), _own(info.get("privileged_obs") if self.critic_extra else None)
         self.env_steps += cfg.num_envs
         self.iteration += 1
 
@@ -370,6 +372,11 @@ class OffPolicyRunner:
 
     def _next(self, every: int) -> int:
         return (self.env_steps // every + 1) * every
+
+
+def _own(array) -> np.ndarray | None:
+    """A copy of an env's returned array that its next step cannot rewrite (None stays None)."""
+    return None if array is None else np.array(array, copy=True)
 
 
 def _recent_tensors(finished) -> dict[str, torch.Tensor]:
