@@ -37,6 +37,27 @@ class DistributionalCritic:
 
 
 @dataclass(frozen=True)
+class UpdatesRaise:
+    """``algo.raise_updates``: more gradient updates per batch step once the exploring episodes start to succeed.
+
+    The run takes ``algo.updates_per_step`` until the rolling training success (the last 200 exploring
+    episodes, as ``stop.success_rate`` reads it) first reaches ``at_success`` over at least ``min_episodes``
+    finished episodes; from that batch step on it takes ``updates_per_step`` (for good: the switch is kept
+    in the checkpoint and a resumed run goes on with it). For tasks where the critic, updated often before
+    anything succeeds, settles on a local optimum the exploring actor never leaves (UR5Grasp under
+    ``ur5_grasp_real``: the press), while more updates pay once the skill has been found."""
+
+    updates_per_step: float
+    at_success: float = 0.3
+    min_episodes: int = 100
+
+    def __post_init__(self) -> None:
+        require(self.updates_per_step > 0, f"algo.raise_updates.updates_per_step must be > 0, got {self.updates_per_step}")
+        require(0.0 < self.at_success <= 1.0, f"algo.raise_updates.at_success must be in (0, 1], got {self.at_success}")
+        require(self.min_episodes >= 1, f"algo.raise_updates.min_episodes must be >= 1, got {self.min_episodes}")
+
+
+@dataclass(frozen=True)
 class OffPolicyAlgo:
     """The learner: SAC, or TD3 (``kind: td3``) from the same code."""
 
@@ -50,6 +71,8 @@ class OffPolicyAlgo:
     critic_lr: float = 3e-4
     learning_starts: int = 5000  # env steps of uniform random actions before the first update
     updates_per_step: float = 1.0  # gradient updates per batch env step (fractions: every 1/x steps)
+    # e.g. {updates_per_step: 4, at_success: 0.3}: that many from the first time the training success reaches it
+    raise_updates: UpdatesRaise | None = None
     # SAC: the entropy temperature, learned towards target_entropy (-action_dim * entropy_scale) when autotune
     alpha: float = 0.2
     autotune_alpha: bool = True

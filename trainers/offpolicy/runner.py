@@ -5,7 +5,9 @@ Per batch env step: the actor acts on the whole batch (uniform random actions fo
 ``algo.exploration_correlation``: :mod:`trainers.offpolicy.exploration`), the env steps once, the step's arrays go to the
 device-resident :class:`~trainers.offpolicy.replay.DeviceReplay` in one copy each (a done
 row's ``next_obs`` is its *final* observation, from SAME_STEP's ``info["final_obs"]``), the
-normalizers take the batch, and ``algo.updates_per_step`` gradient updates follow (with
+normalizers take the batch, and ``algo.updates_per_step`` gradient updates follow (``algo.raise_updates``'s
+number from the first time the rolling training success reaches its threshold: logged as
+``updates_per_step``, and kept across resume; with
 ``algo.symmetry: augment`` each sampled minibatch is followed by its mirror image:
 :mod:`trainers.offpolicy.symmetry`). A sim-to-real profile's curricula move inside its
 wrappers as the env steps; the levels the env reports (``info["profile_level"]``, ``push_level``,
@@ -103,6 +105,7 @@ class OffPolicyRunner:
         self.dims = {"obs": obs_dim, "action": action_dim, "critic_extra": self.critic_extra,
                      "low": torch.from_numpy(self.low), "high": torch.from_numpy(self.high)}
         self.env_steps, self.iteration, self.update_credit = 0, 0, 0.0
+        self.updates_raised_at: int | None = None  # env steps when algo.raise_updates switched (None: not yet)
         obs, info = self.env.reset(seed=cfg.seed)
         self.obs, self.priv = _own(obs), _own(info.get("privileged_obs") if self.critic_extra else None)
         self.ep_ret, self.ep_len = np.zeros(cfg.num_envs), np.zeros(cfg.num_envs, dtype=np.int64)
@@ -177,13 +180,32 @@ class OffPolicyRunner:
         algo = self.cfg.algo
         if self.env_steps < algo.learning_starts:
             return {}
-        self.update_credit += algo.updates_per_step
+        self._raise_updates()
+        self.update_credit += self.updates_per_step
         stats: dict[str, float] = {}
         while self.update_credit >= 1.0:
             batch = self.replay.sample(algo.batch_size)
             stats = self.learner.update(batch if self.mirror is None else self.mirror.augment(batch))
             self.update_credit -= 1.0
         return stats
+
+    @property
+    def updates_per_step(self) -> float:
+        """Gradient updates per batch step now: ``algo.updates_per_step``, or ``algo.raise_updates``'s once raised."""
+        algo = self.cfg.algo
+        return algo.updates_per_step if self.updates_raised_at is None else algo.raise_updates.updates_per_step
+
+    def _raise_updates(self) -> None:
+        """Switch to ``algo.raise_updates``'s number the first time the rolling training success reaches its threshold."""
+        rule = self.cfg.algo.raise_updates
+        if rule is None or self.updates_raised_at is not None or self.episodes_done < rule.min_episodes:
+            return
+        success = self.episode_stats().get("episode/success")
+        if success is not None and success >= rule.at_success:
+            self.updates_raised_at = self.env_steps
+            print(f"[unilab] training success {success:.1%} >= {rule.at_success:.0%} at {self.env_steps} env steps: "
+                  f"{rule.updates_per_step:g} updates per batch step from now on (were {self.cfg.algo.updates_per_step:g})",
+                  flush=True)
 
     # --- logging and checkpoints -----------------------------------------------------------------
     def reward_stats(self) -> dict[str, float]:
@@ -205,7 +227,7 @@ class OffPolicyRunner:
         cfg = self.cfg
         return {
             "config": to_dict(cfg), "dims": self.dims, "env_steps": self.env_steps, "iteration": self.iteration,
-            "update_credit": self.update_credit, "learner": self.learner.state_dict(),
+            "update_credit": self.update_credit, "updates_raised_at": self.updates_raised_at, "learner": self.learner.state_dict(),
             "optimizers": self.learner.optimizer_state(),
             "rng": {"torch": torch.random.get_rng_state(),
                     "cuda": torch.cuda.get_rng_state(self.device) if self.device.type == "cuda" else None},
@@ -229,6 +251,8 @@ class OffPolicyRunner:
                                   f"written by `unilab train --algo sac|td3` or `unilab ship`")
         self.learner.load_state_dict(ckpt["learner"])
         self.env_steps, self.iteration, self.update_credit = int(ckpt["env_steps"]), int(ckpt["iteration"]), float(ckpt["update_credit"])
+        raised = ckpt.get("updates_raised_at")  # checkpoints before algo.raise_updates: never raised
+        self.updates_raised_at = None if raised is None else int(raised)
         if slim:  # a shipped policy: the weights and counters; the rest starts afresh (said below)
             print(f"[unilab] resume: {path} is a slim (shipped) checkpoint: it has no optimizer state (Adam's moments "
                   f"restart), no env state (the envs start from reset with this run's seed) and no RNG state: "
@@ -323,7 +347,7 @@ class OffPolicyRunner:
     def _row(self, stats: dict[str, float], start: float) -> dict[str, float]:
         """One progress row: the last update's statistics, the episodes, reward terms, levels and evaluation."""
         return {**stats, **self.episode_stats(), **self.reward_stats(), **self.levels, **self.eval_stats,
-                "updates": self.learner.updates, "time/steps_per_s": self.env_steps / max(time.time() - start, 1e-9)}
+                "updates": self.learner.updates, "updates_per_step": self.updates_per_step, "time/steps_per_s": self.env_steps / max(time.time() - start, 1e-9)}
 
     def stop_reason(self) -> str | None:
         """Why the run stops before ``total_steps`` (the config's ``stop:``), or ``None``."""
