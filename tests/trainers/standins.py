@@ -1,10 +1,12 @@
 """The one stand-in env of the trainer tests: a tiny NumPy vector env with the UniLab contract.
 
 ``PointReach`` is a 2-D point driven by velocity actions towards a goal. It behaves like
-our batched MuJoCo envs wherever a trainer or an adapter can tell the difference:
+our batched MuJoCo envs wherever a trainer or an adapter can tell the difference, and is
+stricter where a user's env may be:
 
 - obs, reward, flags, final obs and privileged obs are *preallocated buffers rewritten
-  in place* every step (a trainer that keeps them without copying shows aliasing bugs);
+  in place* every step (UniLab's tasks return fresh arrays; a user's VectorEnv may not,
+  and a trainer that keeps them without copying shows aliasing bugs here);
 - SAME_STEP (default): dense ``info["final_obs"]`` ``(N, obs)`` float32 with the
   ``info["_final_obs"]`` mask (and ``final_privileged_obs``); NEXT_STEP: Gymnasium's
   semantics, including ``reset(options={"reset_mask": m})``;
