@@ -3,7 +3,9 @@ first: it holds only what differs, and a change to the task's recipe reaches it.
 
 from __future__ import annotations
 
-from trainers.offpolicy.config import CONFIG_DIR, load_offpolicy_config
+from dataclasses import replace
+
+from trainers.offpolicy.config import CONFIG_DIR, UpdatesRaise, load_offpolicy_config
 from unilab_envs.config.yaml_io import read_yaml
 
 
@@ -11,8 +13,9 @@ def test_the_grasp_profile_recipe_is_the_bare_recipe_plus_its_own_keys():
     bare = load_offpolicy_config("sac", "UniLab/UR5Grasp-v0")
     real = load_offpolicy_config("sac", config_file=CONFIG_DIR / "ur5_grasp_real_sac.yaml")
     own = read_yaml(CONFIG_DIR / "ur5_grasp_real_sac.yaml")
-    assert "algo" not in own and "nets" not in own  # the file repeats nothing of ur5_grasp_sac.yaml's
-    assert real.algo == bare.algo and real.nets == bare.nets and real.log == bare.log and real.num_envs == bare.num_envs
+    assert own["algo"].keys() == {"raise_updates"} and "nets" not in own  # it repeats nothing of ur5_grasp_sac.yaml's
+    assert real.algo == replace(bare.algo, raise_updates=UpdatesRaise(updates_per_step=4, at_success=0.3))
+    assert real.nets == bare.nets and real.log == bare.log and real.num_envs == bare.num_envs
     assert bare.algo.exploration_correlation == 0.9  # the bare recipe's correlated exploration, inherited
     assert real.total_steps == 1_500_000 and real.stop.success_rate is None and bare.stop.success_rate == 0.97
     assert real.sim2real["extends"] == "ur5_grasp_real" and bare.sim2real is None
