@@ -9,14 +9,13 @@ import re
 import pytest
 
 from tests.trainers.conftest import POINT_REACH_ID
+from tests.trainers.test_offpolicy_learning import RUN as LEARNING_RUN
 from trainers.offpolicy.config import load_offpolicy_config
 from trainers.offpolicy.runner import OffPolicyRunner
 from unilab_envs.config import ConfigError
 
-RUN = ["num_envs=16", "total_steps=9600", "seed=0", "algo.learning_starts=640", "algo.batch_size=128",
-       "algo.buffer_size=20000", "algo.updates_per_step=1", "algo.n_step=1", "algo.gamma=0.95", "algo.alpha=0.05",
-       "nets.actor_hidden=[64,64]", "nets.critic_hidden=[64,64]", "log.progress=false", "log.tensorboard=false",
-       "log.plot=false", "log.every_steps=320", "log.checkpoint_every_steps=100000", "torch_threads=1"]
+# the learning test's PointReach run (it learns within 9600 steps), at 1 update per batch step, logged often
+RUN = [*LEARNING_RUN, "algo.updates_per_step=1", "log.every_steps=320"]
 RAISE = "algo.raise_updates={updates_per_step: 3, at_success: 0.5, min_episodes: 20}"
 
 
