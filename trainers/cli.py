@@ -446,14 +446,18 @@ def _eval(args: argparse.Namespace) -> int:
 
 
 def _run_config(run) -> dict:
-    """The config a run trained with: the checkpoint's (bundled PPO) or ``config.yaml`` (SB3, off-policy)."""
-    if run.kind in ("sb3", "offpolicy"):
+    """The config a run trained with: the checkpoint's (bundled PPO; an off-policy checkpoint copied aside) or
+    ``config.yaml`` (SB3, off-policy)."""
+    if run.kind == "sb3" or (run.kind == "offpolicy" and (run.folder / "config.yaml").is_file()):
         import yaml
 
         return yaml.safe_load((run.folder / "config.yaml").read_text()) or {}
     from trainers.common.checkpoint import load_checkpoint
-    from trainers.ppo.runner import CKPT_FORMAT, CKPT_VERSION
 
+    if run.kind == "offpolicy":
+        from trainers.offpolicy.runner import CKPT_FORMAT, CKPT_VERSION
+    else:
+        from trainers.ppo.runner import CKPT_FORMAT, CKPT_VERSION
     return load_checkpoint(run.path, CKPT_FORMAT, CKPT_VERSION, required=("config",))["config"]
 
 
@@ -481,7 +485,8 @@ def _check_commands(run) -> None:
     """``--commands`` needs a bundled-PPO run of a task with velocity commands (the joystick tasks);
     ``ValueError`` saying so otherwise. Reads the run's checkpoint, builds no env."""
     if run.kind != "ppo":
-        raise ValueError("--commands measures bundled-PPO runs only (this is an SB3 run); leave out --commands")
+        what = "an SB3 run" if run.kind == "sb3" else "an off-policy run (--algo sac|td3)"
+        raise ValueError(f"--commands measures bundled-PPO runs only (this is {what}); leave out --commands")
     from trainers.common.checkpoint import load_checkpoint
     from trainers.ppo.joystick_eval import check_command_task
     from trainers.ppo.runner import CKPT_FORMAT, CKPT_VERSION

@@ -4,6 +4,8 @@ buffer's memory, SAC / TD3 updates, exact resume with the buffer saved, the CLI'
 
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import pytest
 import torch
@@ -150,6 +152,12 @@ def test_eval_export_and_the_onnx_actor_of_a_sac_run(tmp_path, capsys):
     assert find_run(out).kind == "offpolicy"
     assert cli.main(["eval", str(out), "--episodes", "2", "--num-envs", "2", "--no-progress"]) == 0
     assert "episodes" in capsys.readouterr().out
+    aside = tmp_path / "snapshots" / "snap_100.pt"  # a checkpoint copied out of its run folder: its format says whose
+    aside.parent.mkdir()
+    shutil.copy(out / "checkpoint.pt", aside)
+    assert find_run(aside).kind == "offpolicy"
+    assert cli.main(["eval", str(aside), "--episodes", "2", "--num-envs", "2", "--no-progress"]) == 0
+    assert "on UniLab/UR5Reach-v0" in capsys.readouterr().out
     assert cli.main(["export", str(out)]) == 0
     assert "deploy spec:" in capsys.readouterr().out and (out / "deploy_spec.json").is_file()
     actor, cfg = load_actor(out)

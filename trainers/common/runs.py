@@ -4,7 +4,8 @@ A bundled-PPO run is a folder holding ``checkpoint.pt`` (or such a ``.pt`` file 
 off-policy run (``--algo sac|td3``) the same with a ``config.yaml`` whose ``algo.kind`` is sac or td3;
 an SB3 run is a folder holding ``model.zip`` (or ``checkpoint.zip``) beside a
 ``config.yaml`` whose ``algo`` is ``sb3-*`` (or such a zip itself). Telling them apart
-needs no torch or SB3 import.
+needs no torch or SB3 import, except for a ``.pt`` file with no run's ``config.yaml`` beside it (a
+checkpoint copied aside): that one's own ``format`` says whose it is.
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ import dataclasses
 from pathlib import Path
 
 import yaml
+
+
+OFFPOLICY_FORMAT = "unilab-offpolicy"  # the ``format`` of an off-policy run's checkpoint (trainers/offpolicy/runner.py)
 
 
 class RunError(ValueError):
@@ -53,6 +57,17 @@ def is_offpolicy(folder: Path) -> bool:
     return isinstance(algo, dict) and algo.get("kind") in ("sac", "td3")
 
 
+def is_offpolicy_checkpoint(path: Path) -> bool:
+    """Whether the checkpoint file's own ``format`` is an off-policy run's (read memory-mapped: no tensor is copied)."""
+    import torch
+
+    try:
+        ckpt = torch.load(path, map_location="cpu", weights_only=False, mmap=True)
+    except Exception:  # not a zip-format torch file, or corrupt: the PPO loader says what is wrong with it
+        return False
+    return isinstance(ckpt, dict) and ckpt.get("format") == OFFPOLICY_FORMAT
+
+
 def find_run(path: str | Path, command: str = "eval") -> Run:
     """Classify ``path``; :class:`RunError` with what to do when it is missing or not a run.
 
@@ -67,7 +82,9 @@ def find_run(path: str | Path, command: str = "eval") -> Run:
     if model is not None:
         return Run("sb3", model)
     if path.is_file() and path.suffix != ".zip":
-        return Run("offpolicy" if is_offpolicy(path.parent) else "ppo", path)
+        beside = (path.parent / "config.yaml").exists()
+        offpolicy = is_offpolicy(path.parent) if beside else is_offpolicy_checkpoint(path)
+        return Run("offpolicy" if offpolicy else "ppo", path)
     if path.is_dir() and (path / "checkpoint.pt").exists():
         return Run("offpolicy" if is_offpolicy(path) else "ppo", path)
     if path.suffix == ".zip":

@@ -44,6 +44,7 @@ from trainers.common.envs import autoreset_mode, final_rows, make_vec_env
 from trainers.common.evaluation import EvalResult, run_episodes
 from trainers.common.logging import RunLogger
 from trainers.common.plotting import CURRICULA
+from trainers.common.runs import OFFPOLICY_FORMAT
 from trainers.offpolicy.config import OffPolicyConfig
 from trainers.offpolicy.exploration import CorrelatedNoise
 from trainers.offpolicy.learner import OffPolicyLearner
@@ -51,7 +52,7 @@ from trainers.offpolicy.replay import DeviceReplay, replay_bytes
 from trainers.offpolicy.symmetry import env_batch_mirror
 from unilab_envs.config import from_dict, to_dict
 
-CKPT_FORMAT, CKPT_VERSION = "unilab-offpolicy", 1
+CKPT_FORMAT, CKPT_VERSION = OFFPOLICY_FORMAT, 1
 #: per-env curriculum levels an env reports in ``info`` (``terrain_level``, ``push_level``, ``profile_level``)
 CURRICULUM_KEYS = tuple(column.removeprefix("env/") for column, _, _ in CURRICULA)
 
