@@ -92,10 +92,11 @@ def test_the_learner_learns_the_mirror_image_of_what_it_saw():
     assert answers.tolist() == pytest.approx([-0.5, 0.5], abs=0.1)
 
 
+# laid over the bundled Go1 recipe (go1_joystick_sac.yaml): one update per batch step, whatever the recipe says
 GO1_TINY = ["num_envs=4", "total_steps=48", "algo.learning_starts=32", "algo.batch_size=16", "algo.buffer_size=400",
-            "nets.actor_hidden=[16]", "nets.critic_hidden=[16]", "log.progress=false", "log.tensorboard=false",
-            "log.plot=false", "log.csv=false", "log.checkpoint_every_steps=100000", "torch_threads=1",
-            "env_kwargs={num_threads: 1}"]
+            "algo.updates_per_step=1", "nets.actor_hidden=[16]", "nets.critic_hidden=[16]", "log.progress=false",
+            "log.tensorboard=false", "log.plot=false", "log.csv=false", "log.checkpoint_every_steps=100000",
+            "torch_threads=1", "env_kwargs={num_threads: 1}"]
 
 
 @pytest.mark.parametrize("kind", ["sac", "td3"])
