@@ -88,7 +88,10 @@ class OffPolicyAlgo:
     max_grad_norm: float = 10.0
     # a distributional (C51) critic, e.g. {num_atoms: 101, v_min: -10, v_max: 10}; null: the scalar critic
     distributional: DistributionalCritic | None = None
-    bf16: bool = True  # autocast to bfloat16 where the device has it (CUDA); never on the CPU
+    bf16: bool = True  # autocast the update's forward passes to bfloat16 on CUDA (where the GPU has bf16)
+    # the same on a CPU with native bf16 arithmetic (AVX512-BF16 / AMX, Arm BF16; trainers.ppo.mixed_precision);
+    # opt-in: the recipes were measured in float32; a CPU without it warns and stays float32
+    bf16_cpu: bool = False
     # left/right symmetry (legged tasks with a mirror map: task.mirror): none, or augment (each minibatch is
     # followed by its mirror image, trainers.offpolicy.symmetry); PPO's counterpart is the loss algo.symmetry_coef
     symmetry: str = "none"

@@ -9,8 +9,11 @@ averaging. What a critic head outputs (a scalar Q, or with ``algo.distributional
 the target the projected n-step distribution, the loss cross-entropy, Q the expectation) is the
 collaborator ``self.value`` (:mod:`trainers.offpolicy.critic_values`); the update is the same code.
 Observations are normalized by running statistics the runner updates from the collected batches
-(the actor's and the critic's inputs each have their own). On CUDA the forward passes run under
-bfloat16 autocast when ``algo.bf16``; never on the CPU.
+(the actor's and the critic's inputs each have their own). The update's forward passes run under
+bfloat16 autocast on CUDA when ``algo.bf16``, and on a CPU with native bf16 arithmetic when
+``algo.bf16_cpu`` (:func:`precision_device`); the networks' outputs are cast back to float32 before
+the targets, losses and log-probabilities' sums, and the weights, gradients and Adam's moments stay
+float32, so checkpoints, export and resume are the same either way. Acting is float32.
 """
 
 from __future__ import annotations
@@ -25,6 +28,15 @@ from trainers.offpolicy.config import OffPolicyAlgo, OffPolicyNets
 from trainers.offpolicy.critic_values import critic_value
 from trainers.offpolicy.networks import Actor, RunningNorm, TwinCritic
 from trainers.offpolicy.replay import Batch
+from trainers.ppo.mixed_precision import amp_device_type, bf16_autocast
+
+
+def precision_device(algo: OffPolicyAlgo, device: torch.device) -> str | None:
+    """The autocast device type of the update: ``"cuda"`` (``algo.bf16`` on a GPU with bf16), ``"cpu"``
+    (``algo.bf16_cpu`` on a CPU with native bf16; a CPU without it warns once), or None: float32."""
+    if device.type == "cuda":
+        return "cuda" if algo.bf16 and torch.cuda.is_bf16_supported() else None
+    return amp_device_type(algo.bf16_cpu, device, "algo.bf16_cpu") if device.type == "cpu" else None
 
 
 class OffPolicyLearner(nn.Module):
@@ -49,7 +61,7 @@ class OffPolicyLearner(nn.Module):
         self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=algo.critic_lr)
         self.alpha_opt = torch.optim.Adam([self.log_alpha], lr=algo.critic_lr)
         self.updates = 0
-        self._autocast = algo.bf16 and self.device.type == "cuda" and torch.cuda.is_bf16_supported()
+        self.precision_device = precision_device(algo, self.device)  # None: float32
 
     # --- acting -------------------------------------------------------------------------------
     @torch.no_grad()
@@ -135,7 +147,7 @@ class OffPolicyLearner(nn.Module):
         return self.critic_norm(x)
 
     def _precision(self):
-        return torch.autocast("cuda", dtype=torch.bfloat16) if self._autocast else torch.autocast("cpu", enabled=False)
+        return bf16_autocast(self.precision_device)
 
     def _polyak(self, source: nn.Module, target: nn.Module) -> None:
         with torch.no_grad():

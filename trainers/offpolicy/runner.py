@@ -290,8 +290,9 @@ class OffPolicyRunner:
         atomic_write(self.out / "config.yaml", lambda tmp: Path(tmp).write_text(yaml.safe_dump(to_dict(cfg), sort_keys=False)))
         need = replay_bytes(self.replay.rows * cfg.num_envs, self.replay.obs.shape[-1], self.replay.action.shape[-1], self.critic_extra)
         mirrored = f"; minibatches of {cfg.algo.batch_size} plus their mirror images" if self.mirror is not None else ""
+        bf16 = "; updates under bf16 autocast" if self.learner.precision_device else ""
         print(f"[unilab] {cfg.algo.kind} on {self.device}: replay buffer {self.replay.rows * cfg.num_envs} transitions, "
-              f"{need / 2**20:.1f} MiB on {self.device}; {cfg.iterations} batch steps of {cfg.num_envs} envs{mirrored}",
+              f"{need / 2**20:.1f} MiB on {self.device}; {cfg.iterations} batch steps of {cfg.num_envs} envs{mirrored}{bf16}",
               flush=True)
         logger = RunLogger(self.out, csv_log=cfg.log.csv, tensorboard=cfg.log.tensorboard,
                            resume_step=self.env_steps if self.env_steps else None)

@@ -34,7 +34,7 @@ def cpu_has_bf16() -> bool:
         return False
 
 
-def amp_device_type(requested: bool, device: torch.device) -> str | None:
+def amp_device_type(requested: bool, device: torch.device, key: str = "algo.amp") -> str | None:
     """The autocast device type for ``algo.amp`` on ``device``: ``"cuda"``, ``"cpu"``, or
     None (float32) when amp is off or the CPU has no native bf16 (warns once then)."""
     if not requested:
@@ -43,7 +43,7 @@ def amp_device_type(requested: bool, device: torch.device) -> str | None:
         return "cuda"
     if device.type == "cpu" and cpu_has_bf16():
         return "cpu"
-    warnings.warn(f"algo.amp: this {device.type} has no native bf16 arithmetic (x86 needs AVX512-BF16 or AMX), "
+    warnings.warn(f"{key}: this {device.type} has no native bf16 arithmetic (x86 needs AVX512-BF16 or AMX), "
                   "where bf16 would be slower than float32; training in float32", stacklevel=3)
     return None
 
