@@ -11,6 +11,7 @@ and says so, and the default is float32 on every CPU.
 from __future__ import annotations
 
 import copy
+import warnings
 
 import pytest
 import torch
@@ -18,7 +19,7 @@ import torch
 from tests.trainers.conftest import POINT_REACH_ID
 from tests.trainers.test_offpolicy_learning import RUN, reaches
 from trainers.offpolicy.config import load_offpolicy_config
-from trainers.offpolicy.evaluate import evaluate_offpolicy
+from trainers.offpolicy.evaluate import evaluate_offpolicy, load_actor
 from trainers.offpolicy.learner import OffPolicyLearner, precision_device
 from trainers.offpolicy.replay import Batch
 from trainers.offpolicy.runner import OffPolicyRunner
@@ -93,10 +94,15 @@ def test_float32_by_default_and_on_a_cpu_without_bf16(monkeypatch):
 
 
 @bf16_cpu
-def test_a_bf16_cpu_run_learns(point_reach, tmp_path, capsys):
-    """The off-policy learning test's PointReach run, under bf16: it reaches as the float32 run does."""
+def test_a_bf16_cpu_run_learns(point_reach, tmp_path, capsys, monkeypatch):
+    """The off-policy learning test's PointReach run, under bf16: it reaches as the float32 run does; its actor
+    loads on a CPU without bf16 with no warning (acting is float32)."""
     cfg = load_offpolicy_config("sac", POINT_REACH_ID, overrides=[*RUN, f"out={tmp_path}", "algo.bf16_cpu=true"])
     OffPolicyRunner(cfg).train()
     assert "updates under bf16 autocast" in capsys.readouterr().out
     result = evaluate_offpolicy(tmp_path, episodes=32, num_envs=16, seed=3, progress=False)
     assert reaches(result), result
+    monkeypatch.setattr(mixed_precision, "cpu_has_bf16", lambda: False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_actor(tmp_path)

@@ -10,6 +10,7 @@ play`` then treat the run as any other.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -47,7 +48,8 @@ def load_actor(checkpoint: str | Path, device: str = "cpu") -> tuple[Determinist
     ckpt = load_checkpoint(path, CKPT_FORMAT, CKPT_VERSION, required=("config", "dims", "learner"), map_location=device)
     cfg = from_dict(OffPolicyConfig, ckpt["config"])
     dims = ckpt["dims"]
-    learner = OffPolicyLearner(int(dims["obs"]), int(dims["critic_extra"]), int(dims["action"]), cfg.algo, cfg.nets,
+    acting = dataclasses.replace(cfg.algo, bf16_cpu=False)  # acting is float32: no bf16 check (or warning) here
+    learner = OffPolicyLearner(int(dims["obs"]), int(dims["critic_extra"]), int(dims["action"]), acting, cfg.nets,
                                torch.device(device))
     try:
         learner.load_state_dict(ckpt["learner"])
