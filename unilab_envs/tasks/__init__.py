@@ -8,6 +8,7 @@ TASKS: dict[str, tuple[str, int]] = {
     "UniLab/G1Joystick-v0": ("unilab_envs.tasks.g1_joystick", 1000),
     "UniLab/Go1JoystickRough-v0": ("unilab_envs.tasks.go1_rough", 1000),
     "UniLab/Go1JoystickDepth-v0": ("unilab_envs.tasks.go1_depth", 1000),
+    "UniLab/Go2Joystick-v0": ("unilab_envs.tasks.go2_joystick", 1000),
     "UniLab/UR5Reach-v0": ("unilab_envs.tasks.ur5_reach", 75),
     "UniLab/UR5Grasp-v0": ("unilab_envs.tasks.ur5_grasp", 125),
 }

@@ -1,0 +1,62 @@
+"""``UniLab/Go2Joystick-v0``: a Go2-like quadruped follows a velocity joystick.
+
+The Go1 joystick task (:mod:`unilab_envs.tasks.go1_joystick`) on the Go2's body
+(:mod:`unilab_envs.assets.go2`: 15.2 kg, 45 N m knees, Unitree's SDK motor order, Menagerie's
+``unitree_go2`` names). Commands (forward, sideways, yaw rate) are resampled every
+``command_resample_time`` seconds; the policy runs at 50 Hz and sets PD position targets around
+the home pose. A trot gait phase (two diagonal pairs) is in the observation and drives the
+``feet_phase`` term. Everything but the robot, the observation layout and the defaults is the
+shared locomotion layer (:mod:`unilab_envs.locomotion`).
+
+Defaults are the Go1's: the two robots share the home pose (thigh 0.9, calf -1.8 rad) and the
+0.213 m thigh and calf, so the standing height target (0.27 m) is the same; command ranges and
+reward scales are the Go1's, which the heavier body does not call to change.
+
+Observation (50 floats, SI units, body frame): the groups of :data:`POLICY_GROUPS`, in that
+order (``unilab tasks --groups``, docs/tasks.md). Privileged observation for the critic (25
+floats): the groups of :data:`CRITIC_GROUPS`, extras read after the policy observation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from unilab_envs.assets import go2 as robot
+from unilab_envs.core.single_env import UniLabEnv
+from unilab_envs.core.vector_env import UniLabVectorEnv
+from unilab_envs.locomotion import LeggedRobot, LocomotionConfig, LocomotionTask, with_defaults
+from unilab_envs.tasks.go1_joystick import CRITIC_GROUPS, POLICY_GROUPS, Go1RewardScales
+
+GO2 = LeggedRobot(
+    root_body=robot.ROOT_BODY, keyframe=robot.HOME_KEYFRAME, joint_names=robot.JOINT_NAMES,
+    foot_names=robot.FOOT_NAMES, foot_kind="geom",  # sphere feet: height = centre z - radius
+    pose_weights=(1.0, 0.5, 0.5) * 4, phase_offsets=robot.TROT_PHASE_OFFSETS,
+)  # fmt: skip
+
+Go2RewardScales = with_defaults(Go1RewardScales, "Go2RewardScales", "Go2's reward scales: the Go1's.")
+Go2JoystickConfig = with_defaults(
+    LocomotionConfig, "Go2JoystickConfig", "Go2's defaults of the shared locomotion config; unknown keys are rejected.",
+    model_path=str(robot.MJCF_PATH), pd_kp=robot.PD_KP, pd_kd=robot.PD_KD,
+    command_vx=(-0.6, 1.0), command_vy=(-0.4, 0.4), zero_command_probability=0.1,
+    gait_frequency=2.0, feet_phase_width=0.0025, air_time_target=0.1, contact_height=0.01,  # contact: sphere bottom < 1 cm
+    base_height_target=0.27, max_tilt=1.0, min_base_height=0.12, reset_joint_range=0.1, reset_base_velocity=0.3,
+    clip_air_time_reward=False, positive_clip_includes_termination=True, float32_math=False,
+    reward_scales=Go2RewardScales(),
+)  # fmt: skip
+
+
+class Go2Joystick(LocomotionTask, config=Go2JoystickConfig, legged=GO2, obs_groups=POLICY_GROUPS, privileged_obs_groups=CRITIC_GROUPS):
+    """The Go2 joystick task (see module docstring)."""
+
+
+OBS_GROUPS, PRIVILEGED_GROUPS = Go2Joystick.obs_groups, Go2Joystick.privileged_obs_groups  # the slices of the groups
+
+
+def make_env(**kwargs: Any) -> UniLabEnv:
+    """Entry point of ``gym.make``: one Go2 joystick env."""
+    return UniLabEnv(Go2Joystick, **kwargs)
+
+
+def make_vector_env(num_envs: int, **kwargs: Any) -> UniLabVectorEnv:
+    """Entry point of ``gym.make_vec``: ``num_envs`` Go2 joystick envs, batched."""
+    return UniLabVectorEnv(Go2Joystick, num_envs, **kwargs)
