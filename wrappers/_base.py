@@ -141,6 +141,15 @@ def group_columns(env: VectorEnv, groups: Mapping[str, Any] | tuple[str, ...], w
     return out
 
 
+def policy_read(env: VectorEnv, scales: Mapping[str, Any]) -> dict[str, Any]:
+    """``scales`` without the groups the env's policy does not read but its critic does (a task's
+    ``critic_only_groups``: a profile's noise on ``linvel`` means nothing to a policy without it, and the
+    critic reads the truth); an unknown name is left in, for :func:`group_columns` to refuse."""
+    policy = getattr(env.unwrapped, "obs_groups", None) or {}
+    critic = getattr(getattr(env.unwrapped, "task", None), "privileged_obs_groups", None) or {}
+    return {name: value for name, value in scales.items() if name in policy or name not in critic}
+
+
 # --- episode boundaries ---------------------------------------------------------
 
 

@@ -23,7 +23,7 @@ import numpy as np
 from gymnasium.vector import VectorEnv
 
 from unilab_envs.core.rng import normal, uniform
-from wrappers._base import Sim2RealWrapper, as_range, row_kernel, frozen_mapping, group_columns, make_config, require
+from wrappers._base import Sim2RealWrapper, as_range, row_kernel, frozen_mapping, group_columns, make_config, policy_read, require
 
 DISTRIBUTIONS = ("gaussian", "uniform")
 MODES = ("additive", "multiplicative")
@@ -153,6 +153,7 @@ class ObservationNoise(Sim2RealWrapper):
         cfg = make_config(ObservationNoiseConfig, config, kwargs)
         if not cfg.scales:  # the task's declared scales, written into the config so the run records them
             cfg = dataclasses.replace(cfg, scales=declared_noise_scales(env))
+        cfg = dataclasses.replace(cfg, scales=policy_read(env, cfg.scales))  # a critic-only group gets none
         self.config = cfg
         columns = group_columns(env, cfg.scales, "ObservationNoise")
         self._cols = np.concatenate([columns[g] for g in cfg.scales])
@@ -233,7 +234,8 @@ class ImuBiasDrift(Sim2RealWrapper):
 
     def __init__(self, env: VectorEnv, config: ImuBiasDriftConfig | Mapping[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(env)
-        self.config = cfg = make_config(ImuBiasDriftConfig, config, kwargs)
+        cfg = make_config(ImuBiasDriftConfig, config, kwargs)
+        self.config = cfg = dataclasses.replace(cfg, bias_std=policy_read(env, cfg.bias_std), drift_std=policy_read(env, cfg.drift_std))
         columns = group_columns(env, cfg.groups, "ImuBiasDrift")
         self._cols = np.concatenate([columns[g] for g in cfg.groups])
         self._configured_bias_std = np.concatenate([np.full(columns[g].size, cfg.bias_std.get(g, 0.0)) for g in cfg.groups])

@@ -37,6 +37,7 @@ import numpy as np
 
 from unilab_envs.core.controller_groups import CONTROLLER_GROUPS
 from unilab_envs.deploy.spec import DeploySpec, SpecError
+from unilab_envs.deploy.reference import GROUP_BUILDERS
 from unilab_envs.profile_files import resolve_profile
 
 APPLIED = ("observation_noise", "imu_bias_drift", "observation_latency", "action_latency", "packet_loss",
@@ -145,13 +146,20 @@ class PlaySim2Real:
                                 f"this policy's groups are {list(groups)}")
             return [groups[n] for n in names]
 
+        def read(scales, section):  # noise on a known group this policy does not read (its critic's alone) is not applied
+            unread = [n for n in scales if n not in groups and n in GROUP_BUILDERS]
+            self.unread += [f"{section} on {n}" for n in unread if f"{section} on {n}" not in self.unread]
+            return {n: s for n, s in scales.items() if n not in unread}  # an unknown name stays, to be refused
+
+        self.unread: list[str] = []
         size = spec.observation.size
         noise = profile.get("observation_noise")
         self._obs_scale = np.zeros(size)
         self._obs_level_range = _range(noise.get("level", 1.0)) if noise else (1.0, 1.0)
         self._obs_level = 1.0
         if noise:
-            for cols, s in zip(columns(list(noise.get("scales", {})), "observation_noise"), noise.get("scales", {}).values()):
+            scales = read(noise.get("scales", {}), "observation_noise")
+            for cols, s in zip(columns(list(scales), "observation_noise"), scales.values()):
                 self._obs_scale[cols] = float(s)
             self._obs_gauss = noise.get("distribution", "gaussian") == "gaussian"
             self._obs_mult = noise.get("mode", "additive") == "multiplicative"
@@ -159,7 +167,8 @@ class PlaySim2Real:
         self._bias_std, self._drift_std = np.zeros(size), np.zeros(size)
         if imu:
             for key, out, factor in (("bias_std", self._bias_std, 1.0), ("drift_std", self._drift_std, math.sqrt(self.dt))):
-                for cols, s in zip(columns(list(imu.get(key, {})), "imu_bias_drift"), imu.get(key, {}).values()):
+                stds = read(imu.get(key, {}), "imu_bias_drift")
+                for cols, s in zip(columns(list(stds), "imu_bias_drift"), stds.values()):
                     out[cols] = float(s) * factor
         self._bias = np.zeros(size)
         self._controller_cols = np.concatenate([groups[g] for g in sorted(CONTROLLER_GROUPS) if g in groups]
@@ -192,6 +201,8 @@ class PlaySim2Real:
             text += f"; {', '.join(physics)} not applied in play (physics: use --model-path)"
         if camera:
             text += f"; {', '.join(camera)} not applied in play (it renders the clean depth frame)"
+        if self.unread:
+            text += f"; {', '.join(self.unread)} not applied (the policy does not read that group)"
         return text
 
     def gain_note(self) -> str | None:

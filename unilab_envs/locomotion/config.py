@@ -69,6 +69,9 @@ class LocomotionConfig:
     # more terms, or a term's weight / params: {name: {weight: scale, param: value}}; a name the task does
     # not declare must be registered (unilab_envs.core.reward_terms.register_reward_term("locomotion", ...))
     reward_terms: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    # policy observation groups the actor does without, kept by the critic (moved to the end of the privileged
+    # observation): ("linvel",) gives a policy on what a Unitree robot measures (rt/lowstate has no base velocity)
+    critic_only_groups: tuple[str, ...] = ()
 
     def validate(self) -> None:
         require_timing(self.sim_dt, self.control_dt)
@@ -89,6 +92,8 @@ class LocomotionConfig:
         for name in ("swing_height", "air_time_target", "reset_xy_range", "reset_joint_range", "reset_base_velocity", "min_base_height"):
             require(getattr(self, name) >= 0, f"{name} must be >= 0, got {getattr(self, name)}")
         self.reward_scales.validate()
+        require(len(set(self.critic_only_groups)) == len(self.critic_only_groups) and all(isinstance(g, str) for g in self.critic_only_groups),
+                f"critic_only_groups must be distinct group names, got {self.critic_only_groups!r}")
         require(isinstance(self.reward_terms, Mapping) and all(isinstance(v, Mapping) for v in self.reward_terms.values()),
                 f"reward_terms must map term names to {{weight: ..., param: ...}} mappings, got {self.reward_terms!r}")
 

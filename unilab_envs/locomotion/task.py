@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from unilab_envs.core.config import build_config
+from unilab_envs.core.config import ConfigError, build_config
 from unilab_envs.core.generated import first_call_locked
 from unilab_envs.core.model import load_model, servo_joint_actuators
 from unilab_envs.core.obs_groups import ObsGroup, resolve_groups
@@ -72,6 +72,21 @@ def _check_slices(given: GroupList, derived: dict[str, slice], where: str, cls: 
         raise ValueError(f"{cls.__name__}: {where} observation group {wrong!r} is given {given[wrong]}, its place laid end "
                          f"to end with its size is {derived[wrong]}; pass the group names in order (obs_groups=(...)) and "
                          f"the slices follow")
+
+
+def critic_only(policy: tuple[ObsGroup, ...], privileged: tuple[ObsGroup, ...], names: Sequence[str],
+                task: str) -> tuple[tuple[ObsGroup, ...], tuple[ObsGroup, ...]]:
+    """``(policy, privileged)`` with the groups ``names`` taken out of the policy's and appended to the
+    privileged ones (a group the critic already has is not added twice); ``ConfigError`` naming the
+    policy's groups when a name is not one of them."""
+    unknown = [n for n in names if n not in {g.name for g in policy}]
+    if unknown:
+        raise ConfigError(f"{task} config key critic_only_groups names {unknown}, which are not policy observation "
+                          f"groups of this task; its policy groups are {[g.name for g in policy]}")
+    moved = tuple(g for g in policy if g.name in names)
+    have = {g.name for g in privileged}
+    return (tuple(g for g in policy if g.name not in names),
+            privileged + tuple(g for g in moved if g.name not in have))
 
 
 class LocomotionTask(Task):
@@ -120,9 +135,10 @@ class LocomotionTask(Task):
             raise type(e)(f"{cls.__name__}: {e}") from None
 
     def observation_groups(self, cfg: LocomotionConfig) -> tuple[tuple[ObsGroup, ...], tuple[ObsGroup, ...]]:
-        """The ``(policy, privileged)`` groups of a task made with ``cfg``: the class's (a terrain task
+        """The ``(policy, privileged)`` groups of a task made with ``cfg``: the class's, with the config's
+        ``critic_only_groups`` moved from the policy's to the end of the privileged (a terrain task also
         leaves the policy's height scan out when its config says so)."""
-        return self.policy_groups, self.privileged_groups
+        return critic_only(self.policy_groups, self.privileged_groups, cfg.critic_only_groups, type(self).__name__)
 
     def __init__(self, **config: Any) -> None:
         cfg = build_config(self.config_class, config, kind=f"{type(self).__name__} config key")
