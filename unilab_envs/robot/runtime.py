@@ -6,7 +6,9 @@ limits and watchdogs) between ``rt/lowstate`` and ``rt/lowcmd``; the policy is a
 ``obs -> action`` (``unilab robot run`` gives it ``policy.onnx`` on onnxruntime).
 
 Each control period (:meth:`RobotRuntime.tick`) it takes the newest state (messages with a bad
-CRC are dropped and counted; the first is reported), and acts by mode:
+CRC are dropped and counted; the first is reported; states with the CRC field 0, as Unitree's
+simulator sends them, are taken or dropped by ``state_crc``: :mod:`unilab_envs.robot.state_filter`),
+and acts by mode:
 
 1. ``wait``: no state yet; nothing is sent.
 2. ``damping`` (``damping_s``): Kp 0, Kd of the spec, so the joints go soft on start-up.
@@ -42,6 +44,7 @@ from unilab_envs.deploy.safety import SafetyGuard, remembered_action
 from unilab_envs.deploy.spec import DeploySpec
 from unilab_envs.robot import messages as M
 from unilab_envs.robot.crc import crc_ok, stamp_crc
+from unilab_envs.robot.state_filter import StateFilter, accepts_unstamped
 from unilab_envs.robot.motors import RobotDef, motor_map
 from unilab_envs.robot.keyboard import KeyboardCommand
 from unilab_envs.robot.quiet_gc import QuietCollector
@@ -66,7 +69,9 @@ class RuntimeConfig:
     ``command.resample_time`` of the spec, seeded by ``seed``) or ``keyboard`` (the runtime's
     ``keyboard``: :mod:`unilab_envs.robot.keyboard`, whose ``x`` latches damping); ``damping_kd``: the damping
     mode's Kd (``None``: the spec's ``action.kd``); ``follow_episodes``: a simulated robot's new
-    episode (the state's ``reserve[0]``) restarts the controller (for measuring falls).
+    episode (the state's ``reserve[0]``) restarts the controller (for measuring falls); ``state_crc``:
+    ``auto``, ``on`` or ``off``, what to do with states whose CRC field is 0 (:mod:`~unilab_envs.robot.state_filter`;
+    ``auto`` accepts them only when ``local_only``, the bridge on loopback).
     """
 
     damping_s: float = 0.5
@@ -78,8 +83,11 @@ class RuntimeConfig:
     fixed_command: tuple[float, ...] = (0.0, 0.0, 0.0)
     follow_episodes: bool = False
     seed: int = 0
+    state_crc: str = "auto"
+    local_only: bool = True
 
     def __post_init__(self) -> None:
+        accepts_unstamped(self.state_crc, self.local_only)  # ValueError naming the modes
         if self.command not in COMMAND_SOURCES:
             raise ValueError(f"command source must be one of {', '.join(COMMAND_SOURCES)}, got {self.command!r}")
         if not (self.damping_s >= 0 and self.move_s >= 0 and self.state_timeout_s > 0 and self.connect_timeout_s > 0):
@@ -121,7 +129,7 @@ class RobotRuntime:
         self.state: np.ndarray | None = None
         self.odom: np.ndarray | None = None
         self.mode = "wait"
-        self.bad_crc = 0
+        self.states = StateFilter(robot.family.state, config.state_crc, config.local_only, self.say)
         self.fault_reason: str | None = None
         self._mode_since = 0.0
         self._fresh_at: float | None = None
@@ -137,18 +145,25 @@ class RobotRuntime:
     def _receive(self, now: float) -> bool:
         fresh = False
         for msg in self.transport.take(M.TOPIC_STATE):
-            if not crc_ok(msg):
-                self.bad_crc += 1
-                if self.bad_crc == 1:
-                    self.say(f"rt/lowstate with a bad CRC (0x{int(msg['crc']):08x}): dropped; further ones are counted")
-                continue
-            self.state, fresh = msg, True
+            if self.states.accept(msg):
+                self.state, fresh = msg, True
         for msg in self.transport.take(M.TOPIC_ODOM):
             if crc_ok(msg):
                 self.odom = msg
         if fresh:
             self._fresh_at = now
         return fresh
+
+    @property
+    def bad_crc(self) -> int:
+        """States dropped for a bad CRC."""
+        return self.states.counts.bad_crc
+
+    def _arrived(self, counts) -> str:
+        """What arrived on rt/lowstate (``counts``), with the writers matched there when the transport knows."""
+        matched = getattr(self.transport, "matched", None)
+        writers = f", {matched(M.TOPIC_STATE)} writers of {self.robot.family.state_type} matched" if matched else ""
+        return f"on rt/lowstate: {counts.describe()}{writers}"
 
     def _command(self) -> np.ndarray:
         c = self.config
@@ -205,7 +220,8 @@ class RobotRuntime:
             self.fault("damping asked from the keyboard (x)", now)
         if self.mode != "fault" and now - self._fresh_at > self.config.state_timeout_s:
             self.fault(f"no fresh rt/lowstate for {now - self._fresh_at:.2f} s (limit {self.config.state_timeout_s:g} s; "
-                       f"last tick {int(self.state['tick'])})", now)
+                       f"last tick {int(self.state['tick'])}; since then {self._arrived(self.states.since_last_accepted())})",
+                       now)
         episode = M.get_tag(self.state)
         if self.config.follow_episodes and self._episode is not None and episode != self._episode and fresh:
             self._start_policy(now)  # a new simulated episode: the controller starts over
@@ -300,9 +316,13 @@ class RobotRuntime:
             if self.state is not None and (self.odom is not None or not self.needs_odom):
                 return
             sleep(0.005)
-        what = "rt/lowstate" if self.state is None else "rt/unilab/odom (the base velocity the policy observes)"
-        raise RuntimeFault(f"no {what} from the robot in {self.config.connect_timeout_s:g} s: is the robot (or "
-                           f"`unilab robot sim`) running on the same DDS domain and interface?")
+        wait = f"{self.config.connect_timeout_s:g} s"
+        if self.state is None:
+            valid = "" if self.states.counts.messages == 0 else "valid "
+            raise RuntimeFault(f"no {valid}rt/lowstate from the robot in {wait}: {self.states.hint()} "
+                               f"({self._arrived(self.states.counts)})")
+        raise RuntimeFault(f"no rt/unilab/odom (the base velocity the policy observes) from the robot in {wait}: is "
+                           f"its state estimator (or `unilab robot sim`) running on the same DDS domain and interface?")
 
     def run(self, duration_s: float | None = None, clock=time.monotonic, sleep=time.sleep) -> dict:
         """Tick at the spec's control period until ``duration_s`` (or Ctrl-C); returns the timing summary.
