@@ -4,8 +4,11 @@ The IDL types are generated from the NumPy record dtypes of :mod:`unilab_envs.ro
 (one definition of each layout), with Unitree's type names (``unitree_hg.msg.dds_.LowCmd_``
 in Python's spelling of ``unitree_hg::msg::dds_::LowCmd_``), ``@final`` extensibility and
 sequential member ids, as Unitree's generated IDL declares them, so a robot or Unitree's
-SDK reads what we write. :class:`DdsTransport` is the :class:`~unilab_envs.robot.wire.Transport`
-over them, started under a :class:`~unilab_envs.robot.dds_config.DdsConfig`.
+SDK reads what we write. Unitree's service messages (``unitree_api::msg::dds_::Request_`` /
+``Response_``, strings and sequences, so no NumPy layout) are declared here from their IDL and
+carried as the :class:`~unilab_envs.robot.api.Request` / :class:`~unilab_envs.robot.api.Response`
+records. :class:`DdsTransport` is the :class:`~unilab_envs.robot.wire.Transport` over them,
+started under a :class:`~unilab_envs.robot.dds_config.DdsConfig`.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ try:
 except ImportError as e:  # pragma: no cover - the message is the contract
     raise ImportError(f"{INSTALL_HINT} ({e})") from None
 
+from unilab_envs.robot import api
 from unilab_envs.robot import messages as M
 
 _PRIMITIVES = {"u1": types.uint8, "u2": types.uint16, "u4": types.uint32, "i1": types.int8, "i2": types.int16,
@@ -101,8 +105,48 @@ def _fill(out, obj, dtype) -> None:
             out[name] = v
 
 
+def _struct(name: str, fields: dict) -> type:
+    cls = idl.make_idl_struct(name, f"unitree_api.msg.dds_.{name}", fields)
+    return annotate.autoid("sequential")(annotate.final(cls))
+
+
+# unitree_api's IDL (Request_.idl, Response_.idl and their parts), member by member
+_IDENTITY = _struct("RequestIdentity_", {"id": types.int64, "api_id": types.int64})
+_LEASE = _struct("RequestLease_", {"id": types.int64})
+_POLICY = _struct("RequestPolicy_", {"priority": types.int32, "noreply": bool})
+_REQ_HEADER = _struct("RequestHeader_", {"identity": _IDENTITY, "lease": _LEASE, "policy": _POLICY})
+_REQUEST = _struct("Request_", {"header": _REQ_HEADER, "parameter": str, "binary": types.sequence[types.uint8]})
+_STATUS = _struct("ResponseStatus_", {"code": types.int32})
+_RESP_HEADER = _struct("ResponseHeader_", {"identity": _IDENTITY, "status": _STATUS})
+_RESPONSE = _struct("Response_", {"header": _RESP_HEADER, "data": str, "binary": types.sequence[types.uint8]})
+_API = {api.Request: _REQUEST, api.Response: _RESPONSE}
+
+
+def api_to_idl(msg):
+    """The ``Request_`` / ``Response_`` IDL object of an :class:`~unilab_envs.robot.api.Request` / ``Response``."""
+    ident = _IDENTITY(id=msg.id, api_id=msg.api_id)
+    if isinstance(msg, api.Request):
+        header = _REQ_HEADER(identity=ident, lease=_LEASE(id=msg.lease),
+                             policy=_POLICY(priority=msg.priority, noreply=msg.noreply))
+        return _REQUEST(header=header, parameter=msg.parameter, binary=list(msg.binary))
+    return _RESPONSE(header=_RESP_HEADER(identity=ident, status=_STATUS(code=msg.code)), data=msg.data,
+                     binary=list(msg.binary))
+
+
+def api_from_idl(obj):
+    """The record of a ``Request_`` / ``Response_`` IDL object."""
+    h = obj.header
+    if isinstance(obj, _REQUEST):
+        return api.Request(id=h.identity.id, api_id=h.identity.api_id, parameter=obj.parameter, lease=h.lease.id,
+                           priority=h.policy.priority, noreply=bool(h.policy.noreply), binary=bytes(obj.binary))
+    return api.Response(id=h.identity.id, api_id=h.identity.api_id, code=h.status.code, data=obj.data,
+                        binary=bytes(obj.binary))
+
+
 class DdsTransport:
-    """Records over DDS on ``topics`` (topic -> dtype); readers keep the newest ``depth`` samples, best effort.
+    """Records over DDS on ``topics`` (topic -> dtype, or :class:`~unilab_envs.robot.api.Request` /
+    :class:`~unilab_envs.robot.api.Response` for a service's topics); readers keep the newest ``depth``
+    samples (a service's 16), best effort.
 
     The :class:`DdsConfig` is applied (``CYCLONEDDS_URI``) before the participant is made.
     """
@@ -113,17 +157,22 @@ class DdsTransport:
         self.config = config
         self.participant = DomainParticipant(config.domain_id)
         self.dtypes = dict(topics)
-        self._topics = {t: Topic(self.participant, t, idl_type(d)) for t, d in topics.items()}
+        self._topics = {t: Topic(self.participant, t, _API[d] if d in _API else idl_type(d)) for t, d in topics.items()}
         self._writers = {t: DataWriter(self.participant, self._topics[t]) for t in publish}
-        qos = Qos(Policy.Reliability.BestEffort, Policy.History.KeepLast(depth))
-        self._readers = {t: DataReader(self.participant, self._topics[t], qos=qos) for t in subscribe}
+        qos = {t: Qos(Policy.Reliability.BestEffort, Policy.History.KeepLast(16 if topics[t] in _API else depth))
+               for t in subscribe}
+        self._readers = {t: DataReader(self.participant, self._topics[t], qos=qos[t]) for t in subscribe}
 
-    def publish(self, topic: str, msg: np.ndarray) -> None:
-        self._writers[topic].write(to_idl(msg, self.dtypes[topic]))
-
-    def take(self, topic: str) -> list[np.ndarray]:
+    def publish(self, topic: str, msg) -> None:
         dtype = self.dtypes[topic]
-        return [from_idl(s, dtype) for s in self._readers[topic].take(N=64) if hasattr(s, "crc")]
+        self._writers[topic].write(api_to_idl(msg) if dtype in _API else to_idl(msg, dtype))
+
+    def take(self, topic: str) -> list:
+        dtype = self.dtypes[topic]
+        samples = self._readers[topic].take(N=64)
+        if dtype in _API:
+            return [api_from_idl(s) for s in samples if isinstance(s, _API[dtype])]
+        return [from_idl(s, dtype) for s in samples if hasattr(s, "crc")]
 
     def matched(self, topic: str) -> int:
         """How many remote readers (for a topic we publish) or writers (one we read) are matched now."""

@@ -1,7 +1,9 @@
 """``unilab robot sim``: a MuJoCo robot on the wire, as the robot's own low-level interface behaves.
 
 Each physics step (:meth:`SimRobot.step`) it takes the ``rt/lowcmd`` messages that arrived,
-drops those whose CRC is wrong (counted; the first is reported in one line), passes the rest
+drops those whose CRC is wrong and those the motors do not accept (non-finite values, gains or
+modes out of range: :mod:`~unilab_envs.robot.cmd_check`; each kind counted, its first reported in
+one line), passes the rest
 through the wire's latency and loss (:class:`~unilab_envs.robot.wire.Link`), loads the newest
 into the motor driver (:class:`~unilab_envs.robot.driver.MotorDriver`: the per-motor
 ``tau_ff + kp (q_des - q) + kd (dq_des - dq)`` law, clipped to the force limit), steps the
@@ -14,6 +16,12 @@ the start until that long after the first command, as a humanoid hangs on its ga
 controller starts. With ``episode_s`` the robot is reset (as ``unilab play`` draws a reset) when
 it falls or the episode ends, and the state's ``reserve[0]`` carries the episode number (a
 convention of this simulator; a robot leaves it 0).
+
+A built-in controller (``built_in``, e.g. ``"normal"``) emulates a robot fresh from boot: the
+``motion_switcher`` service (:mod:`~unilab_envs.robot.motion_service`) reports it active, it holds
+the joints at the start pose, and ``rt/lowcmd`` is ignored (counted, the first said in one line)
+until a client releases it; then the motors go to damping until a valid command arrives. Without
+it the service still answers (no mode active), as in the robot's low-level mode.
 
 Sim-only conventions on the wire (the robot's messages have room for them): the state's
 ``reserve[0]`` is the episode number; a command's ``reserve[0]`` (hg; go: ``reserve``) echoes the
@@ -36,9 +44,11 @@ from unilab_envs.deploy import PolicyIO
 from unilab_envs.deploy.episodes import fell, reset_episode
 from unilab_envs.deploy.spec import DeploySpec
 from unilab_envs.robot import messages as M
+from unilab_envs.robot.cmd_check import command_problem
 from unilab_envs.robot.crc import crc_ok, stamp_crc
 from unilab_envs.robot.driver import MotorDriver
-from unilab_envs.robot.motors import RobotDef
+from unilab_envs.robot.motion_service import MotionSwitcherService
+from unilab_envs.robot.motors import NameMapError, RobotDef, motor_map
 from unilab_envs.robot.remote import Remote, pack_remote
 from unilab_envs.robot.state_io import BaseSensors, write_state
 from unilab_envs.robot.wire import Link, Transport
@@ -54,7 +64,9 @@ class SimConfig:
     group of :data:`NOISE_GROUPS` (a profile's ``observation_noise.scales``; ``gravity`` tilts the
     IMU quaternion by up to that angle), drawn ``uniform`` in +-scale or ``gaussian`` with that
     std; ``state_every``: publish the state every this many physics steps; ``remote``: the
-    wireless remote the state carries.
+    wireless remote the state carries; ``built_in``: the name of a built-in controller active at
+    start (``None``: none, the robot in low-level mode), released ``release_delay_s`` after a
+    ``motion_switcher`` ReleaseMode.
     """
 
     latency_s: float = 0.0
@@ -68,6 +80,8 @@ class SimConfig:
     state_every: int = 1
     seed: int = 0
     remote: Remote = field(default_factory=Remote)
+    built_in: str | None = None
+    release_delay_s: float = 0.5
 
     def __post_init__(self) -> None:
         unknown = [g for g, _ in self.noise if g not in NOISE_GROUPS]
@@ -86,6 +100,8 @@ class SimStats:
     steps: int = 0
     commands: int = 0
     bad_crc: int = 0
+    bad_cmd: int = 0
+    ignored: int = 0
     cmd_lost: int = 0
     state_lost: int = 0
     timeouts: int = 0
@@ -124,6 +140,35 @@ class SimRobot:
         self._sent_at: deque = deque(maxlen=4096)  # (tick, time) of published states
         self.episode = 0
         self._reset()
+        self.service = MotionSwitcherService(transport, config.built_in, config.release_delay_s,
+                                             on_change=self._built_in_changed)
+        if self.service.active:
+            self._hold_joints()
+
+    # --- the built-in controller ---------------------------------------------------------
+    def _hold_joints(self) -> None:
+        """The built-in controller: every joint held where it is, with the spec's gains (their mean where the
+        spec's joints are not the robot's motors)."""
+        n = len(self.slots)
+        kp, kd = np.full(n, float(np.mean(self.spec.action.kp))), np.full(n, float(np.mean(self.spec.action.kd)))
+        try:
+            at = motor_map(self.robot, self.spec.action.joint_names)
+            kp[at], kd[at] = self.spec.action.kp, self.spec.action.kd
+        except NameMapError:
+            pass
+        self.driver.command(self.data, self.data.qpos[self.driver.qadr].copy(), np.zeros(n), np.zeros(n), kp, kd)
+
+    def _built_in_changed(self, name: str) -> None:
+        n = len(self.slots)
+        if name:
+            self.say(f"motion_switcher: built-in controller {name!r} selected: it holds the robot, rt/lowcmd ignored")
+            self._hold_joints()
+            return
+        self.driver.command(self.data, np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n),
+                            np.full(n, self.config.damping_kd))
+        self._last_cmd = None
+        self.say(f"motion_switcher: built-in controller released: motors in damping (Kp 0, Kd "
+                 f"{self.config.damping_kd:g}) until a valid rt/lowcmd")
 
     # --- episodes ------------------------------------------------------------------------
     def _reset(self) -> None:
@@ -150,6 +195,8 @@ class SimRobot:
     def step(self, now: float | None = None) -> None:
         """Take commands, step the physics once, publish the state. ``now``: the wire's clock (default: sim time)."""
         now = self.time if now is None else now
+        if self.stats.steps % 5 == 0:  # the service, every 5 physics steps (20 ms at 250 Hz)
+            self.service.step(now)
         self._receive(now)
         self._watch(now)
         if self.on_gantry:
@@ -170,6 +217,19 @@ class SimRobot:
                 if self.stats.bad_crc == 1:
                     self.say(f"rt/lowcmd with a bad CRC (0x{int(msg['crc']):08x}): dropped; further ones are "
                              f"counted, not reported")
+                continue
+            problem = command_problem(msg)
+            if problem is not None:
+                self.stats.bad_cmd += 1
+                if self.stats.bad_cmd == 1:
+                    self.say(f"rt/lowcmd the motors do not accept ({problem}): dropped, as a bad CRC is; further ones "
+                             f"are counted; no valid command for {self.config.cmd_timeout_s:g} s: damping")
+                continue
+            if self.service.active:
+                self.stats.ignored += 1
+                if self.stats.ignored == 1:
+                    self.say(f"rt/lowcmd while the built-in controller {self.service.mode!r} holds the robot: ignored "
+                             f"(release it first: motion_switcher ReleaseMode); further ones are counted")
                 continue
             self.cmd_link.push(now, msg)
         arrived = self.cmd_link.ready(now)
@@ -271,6 +331,7 @@ class SimRobot:
         s = self.stats
         rt = np.array(s.round_trip_s) if s.round_trip_s else np.zeros(1)
         return {"steps": s.steps, "sim_time_s": round(self.time, 3), "commands": s.commands, "bad_crc": s.bad_crc,
+                "bad_cmd": s.bad_cmd, "ignored_cmd": s.ignored, "built_in": self.service.mode or None,
                 "cmd_lost": s.cmd_lost, "state_lost": s.state_lost, "cmd_timeouts": s.timeouts,
                 "episodes": s.episodes, "falls": s.falls,
                 "round_trip_ms_p50": round(float(np.percentile(rt, 50)) * 1e3, 3),
