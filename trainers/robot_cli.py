@@ -6,6 +6,7 @@
     unilab robot run policies/g1_joystick_real --control-port 7450  # accepts hot swaps on 127.0.0.1:7450
     unilab robot swap runs/adapted --port 7450                     # new weights between two control steps
     unilab robot rollback --port 7450                              # the previous policy back
+    unilab robot run policies/g1_joystick_real --interface enp3s0 --print-config   # the DDS config for a robot
 
 Both need the ``robot`` extra (``pip install -e ".[robot]"``); mistakes end in one line on
 stderr and exit status 2. Everything stays on 127.0.0.1 unless --interface / --peer say otherwise.
@@ -26,9 +27,15 @@ DESCRIPTION = ("Drive a robot over Unitree's low-level DDS messages (rt/lowcmd, 
 def _wire_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--robot", choices=("g1", "go2"), help="the robot on the wire (default: the one whose motors the "
                                                           "spec's joints name)")
-    p.add_argument("--domain", type=int, default=1, help="DDS domain id (default 1, as Unitree's simulators; robots use 0)")
+    p.add_argument("--domain", type=int, help="DDS domain id (default: 1 on loopback, as Unitree's simulators; 0 on a "
+                                              "robot's interface, as Unitree's robots)")
     p.add_argument("--interface", default="127.0.0.1", help="network interface (address or name; default 127.0.0.1)")
-    p.add_argument("--peer", action="append", help="unicast discovery peer (repeatable; default 127.0.0.1)")
+    p.add_argument("--peer", action="append", help="unicast discovery peer (repeatable; default 127.0.0.1 on loopback, "
+                                                   "none on a robot's interface, where discovery multicasts)")
+    p.add_argument("--no-multicast", action="store_true",
+                   help="on a robot's interface: no multicast discovery, only the --peer addresses (docs/robot_bridge.md)")
+    p.add_argument("--print-config", action="store_true",
+                   help="print the Cyclone DDS configuration (XML, with what goes on the wire to which address) and exit")
     p.add_argument("--duration", type=float, metavar="SECONDS", help="stop after this long (default: Ctrl-C)")
     p.add_argument("--seed", type=int, default=0, help="seed of resets, noise, loss and drawn commands (default 0)")
     p.add_argument("--summary", metavar="PATH.json", help="also write the end-of-run summary as JSON")
@@ -55,6 +62,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument("--cmd-timeout", type=float, default=0.1, help="no valid command for this long: damping (default 0.1 s)")
     s.add_argument("--remote", nargs=3, type=float, metavar=("LX", "LY", "RX"), default=(0.0, 0.0, 0.0),
                    help="the wireless remote's sticks the state carries, in [-1, 1] (default centred)")
+    s.add_argument("--built-in", metavar="NAME", help="start with this built-in controller active (as a robot from boot: "
+                                                      "it holds the joints, rt/lowcmd is ignored until a motion_switcher "
+                                                      "ReleaseMode; default: none, the low-level mode)")
+    s.add_argument("--release-delay", type=float, default=0.5, metavar="SECONDS",
+                   help="--built-in: how long the controller takes to let go after ReleaseMode (default 0.5 s)")
     ls = sub.add_parser("lockstep", help="runtime and simulated robot on one virtual clock (no DDS): falls over episodes")
     ls.add_argument("policy", help="folder holding policy.onnx and deploy_spec.json")
     ls.add_argument("--episodes", type=int, default=64, help="episodes to run (default 64)")
@@ -117,6 +129,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     r.add_argument("--move-s", type=float, default=1.5, help="timed move to the home pose (default 1.5 s)")
     r.add_argument("--state-timeout", type=float, default=0.1, help="no fresh state for this long: damping (default 0.1 s)")
     r.add_argument("--connect-timeout", type=float, default=5.0, help="wait this long for the robot (default 5 s)")
+    r.add_argument("--state-crc", choices=("auto", "on", "off"), default="auto",
+                   help="states whose CRC field is 0 (unitree_mujoco sends them so): auto accepts them on loopback only "
+                        "(default), on drops them, off checks no state CRC")
+    r.add_argument("--motion-switcher", choices=("auto", "on", "off"), default="auto",
+                   help="ask the robot's motion_switcher service to release its built-in controller and confirm before "
+                        "any low-level command: auto (default) off loopback only, on, off (you released it yourself)")
     r.add_argument("--log", metavar="PATH", help="per-step log: PATH.csv streamed, PATH.npz at the end (docs/robot_bridge.md)")
     r.add_argument("--follow-episodes", action="store_true", help="restart the controller on the simulator's new episodes")
     r.add_argument("--rt", action="store_true", help="ask for real-time priority (SCHED_FIFO 50; needs the right)")
@@ -131,7 +149,6 @@ def _fail(message: object) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Entry point of ``unilab robot``."""
-    from unilab_envs.robot.dds_config import DdsConfig
 
     if args.robot_command == "lockstep":
         return _lockstep(args)
@@ -140,9 +157,12 @@ def run(args: argparse.Namespace) -> int:
     if args.robot_command == "identify":
         return _identify(args)
     try:
-        config = DdsConfig(domain_id=args.domain, interface=args.interface, peers=tuple(args.peer or ("127.0.0.1",)))
+        config = _dds_config(args)
     except ValueError as e:
         return _fail(e)
+    if args.print_config:
+        print(config.pretty(), end="")
+        return 0
     try:
         from unilab_envs.robot.dds import DdsTransport
     except ImportError as e:
@@ -165,6 +185,18 @@ def run(args: argparse.Namespace) -> int:
         return _fail(e)
     code = (_sim if args.robot_command == "sim" else _run)(args, spec, model, robot, bundle, config, DdsTransport)
     return code
+
+
+def _dds_config(args):
+    """The DDS configuration the wire options give: domain 1 and peer 127.0.0.1 on loopback; on a robot's interface
+    domain 0, multicast discovery on that interface only (unless --no-multicast) and the --peer addresses."""
+    from unilab_envs.robot.dds_config import LOOPBACK, DdsConfig, is_loopback
+
+    local = is_loopback(args.interface)
+    domain = args.domain if args.domain is not None else (1 if local else 0)
+    peers = tuple(args.peer) if args.peer else ((LOOPBACK,) if local else ())
+    return DdsConfig(domain_id=domain, interface=args.interface, peers=peers,
+                     multicast=False if args.no_multicast else None)
 
 
 def _summary(args, summary: dict) -> None:
@@ -201,14 +233,22 @@ def _sim(args, spec, model, robot, bundle, config, DdsTransport) -> int:
             add_payload(spec, model, args.payload_kg)
         sim_config = SimConfig(latency_s=args.latency_ms / 1e3, loss=args.loss, noise=noise, noise_distribution=dist,
                                gantry_s=args.gantry_s, cmd_timeout_s=args.cmd_timeout, episode_s=args.episode_s,
-                               seed=args.seed, remote=Remote(lx=lx, ly=ly, rx=rx))
+                               seed=args.seed, remote=Remote(lx=lx, ly=ly, rx=rx), built_in=args.built_in,
+                               release_delay_s=args.release_delay)
     except (ValueError, OSError) as e:
         return _fail(e)
-    topics = {M.TOPIC_CMD: robot.family.cmd, M.TOPIC_STATE: robot.family.state, M.TOPIC_ODOM: M.ODOM}
-    transport = DdsTransport(config, topics, publish=(M.TOPIC_STATE, M.TOPIC_ODOM), subscribe=(M.TOPIC_CMD,))
+    from unilab_envs.robot.api import Request, Response
+    from unilab_envs.robot.motion_switcher import TOPIC_REQUEST, TOPIC_RESPONSE
+
+    topics = {M.TOPIC_CMD: robot.family.cmd, M.TOPIC_STATE: robot.family.state, M.TOPIC_ODOM: M.ODOM,
+              TOPIC_REQUEST: Request, TOPIC_RESPONSE: Response}  # the motion_switcher service it emulates
+    transport = DdsTransport(config, topics, publish=(M.TOPIC_STATE, M.TOPIC_ODOM, TOPIC_RESPONSE),
+                             subscribe=(M.TOPIC_CMD, TOPIC_REQUEST))
     sim = SimRobot(spec, model, robot, transport, sim_config)
     print(f"unilab robot sim: {robot.name} ({robot.family.state_type}) on domain {config.domain_id}, interface "
-          f"{config.interface}, {1 / sim.dt:.0f} Hz physics", file=sys.stderr, flush=True)
+          f"{config.interface}, {1 / sim.dt:.0f} Hz physics"
+          + (f"; built-in controller {args.built_in!r} active until released" if args.built_in else ""),
+          file=sys.stderr, flush=True)
     try:
         summary = sim.run(args.duration)
     finally:
@@ -234,12 +274,25 @@ def _run(args, spec, model, robot, bundle, config, DdsTransport) -> int:
         rc = RuntimeConfig(damping_s=args.damping_s, move_s=args.move_s, state_timeout_s=args.state_timeout,
                            connect_timeout_s=args.connect_timeout, command=args.command_source,
                            fixed_command=(args.vx, args.vy, args.yaw), follow_episodes=args.follow_episodes,
-                           seed=args.seed)
+                           seed=args.seed, state_crc=args.state_crc, local_only=config.local_only)
     except (PlayError, ValueError) as e:
         return _fail(e)
-    topics = {M.TOPIC_CMD: robot.family.cmd, M.TOPIC_STATE: robot.family.state, M.TOPIC_ODOM: M.ODOM}
-    transport = DdsTransport(config, topics, publish=(M.TOPIC_CMD,), subscribe=(M.TOPIC_STATE, M.TOPIC_ODOM))
+    from unilab_envs.robot.api import Request, Response
+    from unilab_envs.robot.motion_switcher import (TOPIC_REQUEST, TOPIC_RESPONSE, MotionSwitcherClient,
+                                                   MotionSwitcherError, release_built_in)
+
+    switcher = args.motion_switcher == "on" or (args.motion_switcher == "auto" and not config.local_only)
+    topics = {M.TOPIC_CMD: robot.family.cmd, M.TOPIC_STATE: robot.family.state, M.TOPIC_ODOM: M.ODOM,
+              **({TOPIC_REQUEST: Request, TOPIC_RESPONSE: Response} if switcher else {})}
+    transport = DdsTransport(config, topics, publish=(M.TOPIC_CMD, *((TOPIC_REQUEST,) if switcher else ())),
+                             subscribe=(M.TOPIC_STATE, M.TOPIC_ODOM, *((TOPIC_RESPONSE,) if switcher else ())))
     say = lambda line: print(f"unilab robot run: {line}", file=sys.stderr, flush=True)  # noqa: E731
+    if switcher:  # before any low-level command: the robot's built-in controller released, or nothing is sent
+        try:
+            release_built_in(MotionSwitcherClient(transport, timeout_s=args.connect_timeout), say, robot=robot.name)
+        except MotionSwitcherError as e:
+            transport.close()
+            return _fail(e)
     try:
         keys = _keyboard(spec, say) if rc.command == "keyboard" else None
         runtime = RobotRuntime(spec, model, policy, robot, transport, rc, say=say,
