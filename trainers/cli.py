@@ -220,6 +220,11 @@ def _train(args: argparse.Namespace) -> int:
             if code:
                 return code
         if args.overwrite:  # moved aside once every setting is checked, right before the run folder is made
+            from trainers.common.run_folder import out_folder_problem
+
+            problem = out_folder_problem(args.out)  # no folder can be made there (a file): refused now all the same
+            if problem:
+                return fail("train", problem)
             args.before_first_write = lambda: _move_aside(args, args.out)
         from trainers.common.run_folder import RunFolderError
         from trainers.common.signals import exit_status
@@ -520,6 +525,7 @@ def _export(args: argparse.Namespace) -> int:
 def _export_in(args: argparse.Namespace, work: Path) -> int:
     from trainers.common.checkpoint import CheckpointError
     from trainers.common.onnx_export import describe_onnx
+    from trainers.common.run_folder import out_file_problem
     from trainers.common.runs import RunError, find_run
     from trainers.ppo.config import ConfigError
 
@@ -529,6 +535,9 @@ def _export_in(args: argparse.Namespace, work: Path) -> int:
         _check_run_task(run)
     except (RunError, CheckpointError, ValueError) as e:
         return fail("export", e)
+    problem = out_file_problem(args.out) if args.out else out_file_problem(run.folder / "policy.onnx", "")
+    if problem:  # a folder, a path under a file, a folder that cannot be written: one line, nothing written
+        return fail("export", problem)
     try:
         if run.kind == "sb3":
             from trainers.sb3.export import ExportError, export_sb3_onnx
