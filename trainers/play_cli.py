@@ -5,7 +5,8 @@
     unilab play runs/go1 --headless --video                 # ... and film the first episode: runs/play/go1.mp4
     unilab play runs/go1 --headless --sim2real go1_real     # the profile's noise, latency and loss in the loop
     unilab play runs/go1 --headless --safety                # the safety guard (spec's or profile's section, else defaults)
-    unilab play runs/go1 --model-path ~/mujoco_menagerie/unitree_go1/scene.xml
+    unilab play runs/go1 --model-path ~/mujoco_menagerie/unitree_go1/scene.xml   # driven with the spec's Kp / Kd
+    unilab play runs/go1 --model-path ~/mujoco_menagerie/unitree_go1/scene.xml --model-gains   # its own servos
 
 Mistakes end in one line on stderr and exit status 2.
 """
@@ -44,7 +45,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="no window: run --episodes episodes and print the metrics (the default without a display)")
     p.add_argument("--episodes", type=positive_int, default=10, help="headless: episodes to run (default 10)")
     p.add_argument("--model-path", metavar="FILE.xml",
-                   help="play on another MJCF with the same joint, actuator and body names (e.g. a Menagerie robot)")
+                   help="play on another MJCF with the same joint, actuator and body names (e.g. a Menagerie robot); "
+                        "its servos are driven with the deploy spec's Kp / Kd, as a robot's motor drivers are by the "
+                        "gains the runtime sends (--model-gains keeps the model's own)")
+    p.add_argument("--model-gains", action="store_true",
+                   help="keep the model's own servo gains where they differ from the deploy spec's (the safety guard "
+                        "then estimates torque with them); by default the spec's drive the model")
     from unilab_envs.profile_files import profile_names  # the packaged profiles (no Numba, unlike wrappers)
 
     p.add_argument("--sim2real", metavar="PROFILE",
@@ -110,6 +116,7 @@ def _existing_parent(path: Path) -> Path:
 def run(args: argparse.Namespace) -> int:
     """``unilab play``: window or headless; returns the exit status."""
     from trainers.play import Player, PlayError, find_policy, run_headless, run_window
+    from trainers.play.gains import gains_line
     from trainers.play.safety_section import guard_line
     from unilab_envs.deploy import SpecError
 
@@ -117,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         bundle = find_policy(args.run, args.spec)
         player = Player(bundle, model_path=args.model_path, sim2real=args.sim2real, seed=args.seed,
-                        safety=getattr(args, "safety", None))
+                        safety=getattr(args, "safety", None), model_gains=getattr(args, "model_gains", False))
     except (PlayError, SpecError, FileNotFoundError) as e:
         return _fail(e)
     except Exception as e:  # noqa: BLE001 - onnxruntime's load errors share no base class but Exception
@@ -134,7 +141,11 @@ def run(args: argparse.Namespace) -> int:
           else window_intro(player), flush=True)  # the first line: what plays, under which profile
     print(f"unilab play: {guard_line(getattr(args, 'safety', None), player.safety_source, player.spec.action.mode)}")
     for note in player.model_differences:  # read before the profile's motor-strength draw changes the gains
-        print(f"unilab play: note: this model differs from the training model: {note}", file=sys.stderr)
+        if note not in player.gain_notes:
+            print(f"unilab play: note: this model differs from the training model: {note}", file=sys.stderr)
+    gains_said = gains_line(player.gain_notes, player.model_gains)
+    if gains_said:
+        print(f"unilab play: {gains_said}", file=sys.stderr)
     gains = player.sim2real.gain_note() if player.sim2real is not None else None
     if gains:
         print(f"unilab play: note: {gains}", file=sys.stderr)

@@ -19,6 +19,7 @@ One idea per module, all re-exported here (``from trainers.play import Player``)
   :class:`OnnxPolicy`, :class:`PlayError`);
 * :mod:`.model`: the ``MjModel`` to step, with the spec's terrain (:func:`load_play_model`);
 * :mod:`.safety_section`: which safety section the guard runs (:func:`play_safety`);
+* :mod:`.gains`: a model whose servo gains differ from the spec's is driven with the spec's (``--model-gains``: its own);
 * :mod:`.player`: one robot under the policy (:class:`Player`: ``act`` then ``simulate``);
 * :mod:`.metrics`: :class:`PlayResult` and its summary, velocity tracking, the guard's counts;
 * :mod:`.headless`: :func:`run_headless`; :mod:`.camera`: the camera of the window and video;

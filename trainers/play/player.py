@@ -14,6 +14,7 @@ from unilab_envs.deploy.history import HistoryStack
 from unilab_envs.deploy.safety import SafetyGuard, gain_scales, remembered_action
 from unilab_envs.deploy.sim2real import PlaySim2Real, load_play_profile
 
+from .gains import apply_spec_gains, gain_notes
 from .model import load_play_model
 from .policy import OnnxPolicy, PlayError, PolicyBundle
 from .safety_section import play_safety
@@ -25,14 +26,17 @@ class Player:
     ``model_path``: another MJCF with the spec's joint, actuator and body names (a
     Menagerie robot); ``sim2real``: a profile name or YAML whose link and sensor sections
     act around the loop (:class:`unilab_envs.deploy.sim2real.PlaySim2Real`); ``safety``: which
-    safety section the guard runs (:func:`play_safety`; by default the profile's or the spec's).
+    safety section the guard runs (:func:`play_safety`; by default the profile's or the spec's);
+    ``model_gains``: keep the model's own servo gains where they differ from the spec's (by default
+    the model is driven with the spec's Kp / Kd, as a robot's motor drivers are: :mod:`.gains`), and
+    the guard estimates torque with the gains that drive the model either way.
 
     A control step is :meth:`act` (the robot computer's half) then :meth:`simulate` (the
     world's half); :meth:`control_step` runs both.
     """
 
     def __init__(self, bundle: PolicyBundle, model_path: str | None = None, sim2real: str | None = None,
-                 seed: int = 0, safety: str | None = None) -> None:
+                 seed: int = 0, safety: str | None = None, model_gains: bool = False) -> None:
         self.spec = spec = bundle.spec
         self.policy = OnnxPolicy(bundle.onnx, spec)
         self.model = load_play_model(spec, model_path)
@@ -42,10 +46,18 @@ class Player:
             # torque (<motor>) actuators become the PD servos the policy was trained with, with the spec's gains
             servo_joint_actuators(self.model, self.io.actuators, spec.action.kp, spec.action.kd,
                                   gains="the deploy spec's action.kp / action.kd")
+            #: how the model's actuators differ from training's, read before play changes its gains (and
+            #: before a profile's motor-strength draw does)
+            self.model_differences = self.io.actuator_differences()
+            #: the notes about Kp / Kd, and whether the model keeps its own gains (else it gets the spec's)
+            self.gain_notes, self.model_gains = gain_notes(self.model_differences), bool(model_gains)
+            if self.gain_notes and not self.model_gains:
+                apply_spec_gains(self.model, self.io.actuators, spec.action.kp, spec.action.kd)
             profile = load_play_profile(sim2real) if sim2real else None
             self.sim2real = PlaySim2Real(profile, spec, seed + 1, str(sim2real)) if profile is not None else None
             section, self.safety_source = play_safety(safety, spec, profile, sim2real)
-            self.guard = SafetyGuard.from_spec(spec, self.model, section) if section is not None else None
+            self.guard = (SafetyGuard.from_spec(spec, self.model, section, gains="model" if model_gains else "spec")
+                          if section is not None else None)
         except (SpecError, ConfigError, ValueError) as e:  # ValueError: an actuator the policy cannot drive
             raise PlayError(str(e)) from None
         self._nominal_gains: tuple[np.ndarray, np.ndarray] | None = None  # the gains before the safe mode
@@ -55,8 +67,6 @@ class Player:
         self.history = HistoryStack.from_spec(spec)  # the policy's past frames (the spec's history), or None
         self.resample_steps = (max(1, round(spec.command.resample_time / spec.timing.control_dt))
                                if spec.command.resample_time else 0)
-        #: how the model's actuators differ from training's, read before a profile's motor-strength draw
-        self.model_differences = self.io.actuator_differences()
         #: the sim-to-real profile in the loop, in words (``none`` without one)
         self.profile_label = str(sim2real) if sim2real else "none"
         self.state = self.reset()

@@ -8,9 +8,15 @@ module (:func:`start_rows`, :func:`observe_rows`, :func:`guard_rows`) on the sam
 
 Each control step the policy's joint position targets pass, in this order:
 
-1. **torque**: ``tau = kp * (target - q) - kd * qd`` (Kp, Kd of the model's position
-   actuators) must stay within ``torque_fraction`` of the actuator's force range: the target
-   is moved to ``q + (+-tau_max + kd * qd) / kp`` when it would ask for more;
+1. **torque**: ``tau = kp * (target - q) - kd * qd`` must stay within ``torque_fraction`` of
+   the actuator's force range: the target is moved to ``q + (+-tau_max + kd * qd) / kp`` when
+   it would ask for more. Kp and Kd are the gains the motors apply (:data:`GAINS`): by default
+   the deploy spec's ``action.kp`` / ``action.kd``, which the robot runtime sends its motor
+   drivers with every target (``LowCmd_``) and ``unilab play`` drives a model with, whatever
+   the robot's MJCF declares; ``gains="model"`` for a simulation that keeps the model's own
+   servos (``unilab play --model-gains``). An estimate with other gains than the motors' moves
+   the wrong targets: Kp 500 read from a stiff MJCF while the driver runs Kp 150 clips every
+   target to a third of the torque it asks for (docs/results/safety_guard.md);
 2. **rate**: at most ``max_target_step`` rad from the previous target;
 3. **position**: within ``position_fraction`` of each joint's range, centred (and within the
    targets the action can reach and the actuator's ctrlrange). Position comes last, so a
@@ -40,6 +46,7 @@ default). Nothing here imports torch or Numba; :class:`SafetyGuard` is the one-r
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import math
 from dataclasses import dataclass, field
@@ -52,6 +59,9 @@ from unilab_envs.config import ConfigError, build_config, require
 #: watchdog names; a latched row's ``reason`` is the index + 1 of the first that held (0: none)
 REASONS = ("tilt", "joint_velocity", "nonfinite_action", "nonfinite_observation", "stale_observation")
 SAFE_MODES = ("damping", "hold")
+#: whose Kp / Kd the guard's torque estimate and safe mode use: the deploy spec's (what the runtime sends the
+#: motors) or the model's position actuators (a simulation on the model's own servos)
+GAINS = ("spec", "model")
 #: columns of the per-step hit counts :func:`guard_rows` returns
 COUNTS = ("position_clips", "rate_limits", "torque_limits", "trips")
 PER_JOINT = ("position_low", "position_high", "max_target_step", "torque_limit", "max_joint_velocity", "safe_damping")
@@ -237,14 +247,29 @@ def actuator_torque_limit(model: Any, actuators: np.ndarray, joints: np.ndarray)
     return np.minimum(force, joint)
 
 
-def joint_model_from_spec(spec: Any, model: Any) -> JointModel:
-    """The :class:`JointModel` of a deploy spec's action, read from ``model`` (the robot's MJCF)."""
+def joint_model_from_spec(spec: Any, model: Any, gains: str = "spec") -> JointModel:
+    """The :class:`JointModel` of a deploy spec's action, read from ``model`` (the robot's MJCF).
+
+    ``gains`` (:data:`GAINS`): ``"spec"`` (default) takes Kp and Kd from the spec's ``action.kp`` /
+    ``action.kd``, the gains the robot runtime commands, so the torque estimate is the motor driver's
+    whatever gains the MJCF's servos declare (the model's where the spec has none); ``"model"`` keeps
+    the model's position actuators' gains (a simulation that drives the model's own servos).
+    """
+    if gains not in GAINS:
+        raise ConfigError(f"safety: gains must be one of {list(GAINS)}, got {gains!r}")
     a = spec.action
     if a.mode != "home_offset":
         raise ConfigError(f"safety: the guard maps home_offset actions (target = home + scale * action); "
                           f"{spec.task.id}'s actions are {a.mode}")
-    return joint_model(model, a.joint_names, a.actuator_names, a.home, a.scale, a.clip, spec.episode.max_tilt,
-                       spec.model.root_body)
+    joints = joint_model(model, a.joint_names, a.actuator_names, a.home, a.scale, a.clip, spec.episode.max_tilt,
+                         spec.model.root_body)
+    if gains == "model" or a.kp is None or a.kd is None:
+        return joints
+    kp, kd = np.asarray(a.kp, np.float64), np.asarray(a.kd, np.float64)
+    if kp.shape != joints.kp.shape or kd.shape != joints.kd.shape:
+        raise ConfigError(f"safety: the spec's action.kp / action.kd have {kp.size} / {kd.size} gains; the action "
+                          f"drives {joints.kp.size} joints")
+    return dataclasses.replace(joints, kp=kp.copy(), kd=kd.copy())
 
 
 # --- resolved limits ------------------------------------------------------------------------------
@@ -520,9 +545,12 @@ class SafetyGuard:
         self._one = np.ones(1, bool)
 
     @classmethod
-    def from_spec(cls, spec: Any, model: Any, config: SafetyConfig | Mapping[str, Any] | None = None) -> "SafetyGuard":
+    def from_spec(cls, spec: Any, model: Any, config: SafetyConfig | Mapping[str, Any] | None = None,
+                  gains: str = "spec") -> "SafetyGuard":
+        """The guard of ``spec``'s action on ``model`` (the spec's ``safety`` section unless ``config`` is given);
+        ``gains``: whose Kp / Kd the motors apply (:func:`joint_model_from_spec`; the spec's by default)."""
         section = config if config is not None else getattr(spec, "safety", None)
-        return cls(resolve_limits(section, joint_model_from_spec(spec, model), spec.timing.control_dt))
+        return cls(resolve_limits(section, joint_model_from_spec(spec, model, gains), spec.timing.control_dt))
 
     def reset(self) -> None:
         """A new episode: unlatched, the previous target at home."""
@@ -546,7 +574,7 @@ class SafetyGuard:
         return targets_to_action(self.limits, out)
 
     def gains(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(kp, kd)`` to command now: the model's, or the safe mode's once latched."""
+        """``(kp, kd)`` to command now: the guard's (by default the spec's), or the safe mode's once latched."""
         kp, kd = gain_scales(self.limits, self.state.latched)
         return self.limits.kp * kp[0], self.limits.kd * kd[0]
 
