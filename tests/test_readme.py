@@ -23,7 +23,7 @@ README = (ROOT / "README.md").read_text()
 DOCS = {path.relative_to(ROOT).as_posix(): path.read_text() for path in sorted((ROOT / "docs").glob("*.md"))}
 TASKS_PAGE = DOCS["docs/tasks.md"]
 SHORT_NAMES = {"Go1": "UniLab/Go1Joystick-v0", "Go1Rough": "UniLab/Go1JoystickRough-v0",
-               "Go1Depth": "UniLab/Go1JoystickDepth-v0", "G1": "UniLab/G1Joystick-v0",
+               "Go1Depth": "UniLab/Go1JoystickDepth-v0", "Go2": "UniLab/Go2Joystick-v0", "G1": "UniLab/G1Joystick-v0",
                "UR5": "UniLab/UR5Reach-v0", "UR5Grasp": "UniLab/UR5Grasp-v0"}
 #: the pages that carry the task table, each checked cell by cell
 TABLE_SOURCES = {"README.md": README, "docs/tasks.md": TASKS_PAGE}

@@ -9,7 +9,7 @@ import pytest
 import unilab_envs  # noqa: F401  (registers the tasks)
 from unilab_envs.locomotion.mirror import foot_mirror
 
-LEGGED = ["UniLab/Go1Joystick-v0", "UniLab/G1Joystick-v0"]
+LEGGED = ["UniLab/Go1Joystick-v0", "UniLab/Go2Joystick-v0", "UniLab/G1Joystick-v0"]
 
 
 def test_feet_swap_with_their_partners():
