@@ -113,6 +113,10 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--seed", type=int, default=12345,
                    help="seed of the evaluation envs (default 12345): env i gets SEED + i, so two evaluations "
                         "whose seeds differ by less than --num-envs share most of their episodes")
+    e.add_argument("--levels", type=int, nargs=2, metavar=("LO", "HI"),
+                   help="terrain tasks: the levels evaluated (default 0 5, the level set a terrain policy's headline "
+                        "is stated on): every env runs one episode from a level drawn in LO..HI, so the curriculum "
+                        "promotes no env during the evaluation; the second output line says what was measured")
     e.add_argument("--commands", type=float, nargs="+", metavar="VX",
                    help="joystick tasks, bundled PPO: also hold each forward-speed command (m/s) for 10 s on 32 "
                         "envs and print the measured speed, yaw rate and falls, e.g. --commands 0.3 0.6 1.0")
@@ -417,12 +421,16 @@ def _eval(args: argparse.Namespace) -> int:
         print(_eval_header(run, args), flush=True)
         if not args.task:
             _check_run_task(run)
+        terrain = _terrain_plan(run, args)
     except (CheckpointError, ValueError) as e:
         return fail("eval", e)
     video = _video_path(args, run.folder)
     kwargs = dict(episodes=args.episodes, num_envs=args.num_envs, task=args.task, video=video, seed=args.seed,
                   device=args.device, sim2real=AS_TRAINED if args.sim2real is None else args.sim2real,
                   progress=not args.no_progress)
+    if terrain is not None:  # a fixed level set: one episode per env, each env's first (no promotion)
+        print(terrain.line(), flush=True)
+        kwargs.update(num_envs=terrain.episodes, env_kwargs=terrain.env_kwargs, skip_first=False)
     try:
         if run.kind == "sb3":
             from trainers.sb3.evaluate import evaluate_sb3
@@ -448,6 +456,14 @@ def _eval(args: argparse.Namespace) -> int:
         except ValueError as e:
             return fail("eval", e)
     return 0
+
+
+def _terrain_plan(run, args: argparse.Namespace):
+    """:func:`trainers.common.terrain_eval.terrain_eval` of the evaluated task (``None``: not a terrain task)."""
+    from trainers.common.terrain_eval import terrain_eval
+
+    task = args.task or _run_config(run).get("task")
+    return terrain_eval(str(task), args.episodes, args.num_envs, args.levels)
 
 
 def _run_config(run) -> dict:

@@ -60,11 +60,13 @@ def load_actor(checkpoint: str | Path, device: str = "cpu") -> tuple[Determinist
 
 def evaluate_offpolicy(run: str | Path, episodes: int = 10, num_envs: int | None = None, task: str | None = None,
                        video: str | Path | None = None, seed: int = 12345, device: str = "cpu",
-                       sim2real: Sim2RealSpec = AS_TRAINED, progress: bool = True, max_video_frames: int = 1000) -> EvalResult:
-    """The deterministic actor of ``run`` on its task (the run's keywords and, ``AS_TRAINED``, its profile)."""
+                       sim2real: Sim2RealSpec = AS_TRAINED, progress: bool = True, max_video_frames: int = 1000,
+                       env_kwargs: dict | None = None, skip_first: bool = True) -> EvalResult:
+    """The deterministic actor of ``run`` on its task (the run's keywords and, ``AS_TRAINED``, its profile);
+    ``env_kwargs`` on top of the run's, ``skip_first`` as :func:`trainers.common.evaluation.run_episodes`."""
     actor, cfg = load_actor(run, device)
     num_envs = num_envs or max(1, min(cfg.num_envs, episodes))
-    kwargs = dict(cfg.env_kwargs)
+    kwargs = {**cfg.env_kwargs, **(env_kwargs or {})}
     env = make_vec_env(task or cfg.task, num_envs, kwargs, render_mode="rgb_array" if video is not None else None,
                        sim2real=resolve_sim2real(sim2real, cfg.sim2real))
     try:
@@ -74,7 +76,7 @@ def evaluate_offpolicy(run: str | Path, episodes: int = 10, num_envs: int | None
         def act(obs: np.ndarray) -> np.ndarray:
             return actor(torch.as_tensor(np.asarray(obs, np.float32), device=device)).cpu().numpy()
 
-        return run_episodes(env, act, episodes, seed, recorder)
+        return run_episodes(env, act, episodes, seed, recorder, skip_first)
     finally:
         env.close()
 
