@@ -127,6 +127,10 @@ class OffPolicyLog:
     plot: bool = True
     progress: bool = True
     save_replay: bool = False  # the buffer goes into the checkpoint (exact resume); else resume refills it
+    stall_steps: int = 100_000  # say so (one line) when success stays 0 and the return flat this long (0: off)
+
+    def __post_init__(self) -> None:
+        require(self.stall_steps >= 0, f"log.stall_steps must be >= 0 (0: off), got {self.stall_steps}")
 
 
 @dataclass(frozen=True)

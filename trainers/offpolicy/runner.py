@@ -45,6 +45,7 @@ from trainers.common.evaluation import EvalResult, run_episodes
 from trainers.common.logging import RunLogger
 from trainers.common.plotting import CURRICULA
 from trainers.common.runs import OFFPOLICY_FORMAT
+from trainers.common.stall import StallDetector
 from trainers.offpolicy.config import OffPolicyConfig
 from trainers.offpolicy.exploration import CorrelatedNoise
 from trainers.offpolicy.learner import OffPolicyLearner
@@ -111,6 +112,7 @@ class OffPolicyRunner:
         self.obs, self.priv = _own(obs), _own(info.get("privileged_obs") if self.critic_extra else None)
         self.ep_ret, self.ep_len = np.zeros(cfg.num_envs), np.zeros(cfg.num_envs, dtype=np.int64)
         self.finished: deque = deque(maxlen=200)  # (return, length, success) of recent episodes
+        self.stall = StallDetector(cfg.log.stall_steps)  # says when success stays 0 and the return flat
         self.episodes_done = 0
         self.term_sums: dict[str, float] = {}  # reward/<term> and reward/total summed since the last log row
         self.term_steps = 0
@@ -311,6 +313,7 @@ class OffPolicyRunner:
                     stats = self.learn() or stats
                 if bar is not None:
                     bar.update(cfg.num_envs)
+                self._watch_stall()
                 if next_eval is not None and self.env_steps >= next_eval:
                     stop_reason = self.eval_stop_reason()
                     next_eval = self._next(cfg.stop.eval.every_steps)
@@ -345,6 +348,13 @@ class OffPolicyRunner:
         return OffPolicyResult(self.env_steps, self.learner.updates, time.time() - start,
                                {**stats, **self.episode_stats(), **self.eval_stats}, path, curve, interrupted,
                                stop_reason)
+
+    def _watch_stall(self) -> None:
+        """Say, once, when the rolling training success stays 0 and the return flat (:mod:`trainers.common.stall`)."""
+        episodes = self.episode_stats()
+        line = self.stall.observe(self.env_steps, episodes.get("episode/return"), episodes.get("episode/success"))
+        if line:
+            print(line, flush=True)
 
     def _row(self, stats: dict[str, float], start: float) -> dict[str, float]:
         """One progress row: the last update's statistics, the episodes, reward terms, levels and evaluation."""

@@ -204,8 +204,10 @@ class LogConfig:
     save_interval: int = 50        # iterations between checkpoints
     save_minutes: float = 10.0     # and at least this often in wall-clock time (0: off)
     keep_every: int = 0            # also save and keep checkpoint_<iter>.pt every k iterations (0: off)
+    stall_steps: int = 100_000     # say so (one line) when success stays 0 and the return flat this long (0: off)
 
     def __post_init__(self) -> None:
+        require(self.stall_steps >= 0, f"log.stall_steps must be >= 0 (0: off), got {self.stall_steps}")
         require(self.save_interval >= 1, f"log.save_interval must be >= 1, got {self.save_interval}")
         require(self.save_minutes >= 0, f"log.save_minutes must be >= 0, got {self.save_minutes}")
         require(self.keep_every >= 0, f"log.keep_every must be >= 0, got {self.keep_every}")

@@ -54,6 +54,7 @@ from ..common.denormals import denormals_flushed
 from ..common.device import resolve_device
 from ..common.logging import RunLogger
 from ..common.signals import route_stop_signals, say
+from ..common.stall import StallDetector
 from .algorithm import PPO, linear_learning_rate
 from .checkpoint_format import CKPT_FORMAT, CKPT_VERSION, check_compatible  # noqa: F401 (re-exported)
 from .collector import Collector
@@ -195,6 +196,7 @@ class Runner:
         self._agreed_stop = False  # distributed: a stop every rank has seen
         self._started = 0.0
         self.stopper = stop_callback(cfg)  # the config's stop: rule (None: off); its streak is checkpointed
+        self.stall = StallDetector(cfg.log.stall_steps)  # says when success stays 0 and the return flat
 
     def _make_envs(self) -> list[gym.vector.VectorEnv]:
         """This process's env, or its two halves when ``cfg.overlap`` (rows keep their seeds)."""
@@ -405,6 +407,9 @@ class Runner:
                     from .distributed import gather_stats
                     stats, self._agreed_stop = gather_stats(stats, self._stop)
                 self._log_or_stop(logger, stats)
+                stalled = self.stall.observe(self.env_steps, stats.get("episode/return"), stats.get("episode/success"))
+                if stalled and self.is_main:
+                    print(stalled, flush=True)
                 if bar is not None:
                     bar.update(spi)
                     bar.set_postfix_str(_postfix(stats), refresh=False)
