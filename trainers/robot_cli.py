@@ -62,6 +62,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument("--cmd-timeout", type=float, default=0.1, help="no valid command for this long: damping (default 0.1 s)")
     s.add_argument("--remote", nargs=3, type=float, metavar=("LX", "LY", "RX"), default=(0.0, 0.0, 0.0),
                    help="the wireless remote's sticks the state carries, in [-1, 1] (default centred)")
+    s.add_argument("--no-odom", action="store_true",
+                   help="publish no rt/unilab/odom, as a real Unitree robot (whose rt/lowstate has no base velocity)")
     s.add_argument("--built-in", metavar="NAME", help="start with this built-in controller active (as a robot from boot: "
                                                       "it holds the joints, rt/lowcmd is ignored until a motion_switcher "
                                                       "ReleaseMode; default: none, the low-level mode)")
@@ -132,6 +134,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     r.add_argument("--state-crc", choices=("auto", "on", "off"), default="auto",
                    help="states whose CRC field is 0 (unitree_mujoco sends them so): auto accepts them on loopback only "
                         "(default), on drops them, off checks no state CRC")
+    r.add_argument("--force-body", action="store_true",
+                   help="run a policy trained on another body than the robot's (a Go1 policy on a Go2) on a real robot")
     r.add_argument("--motion-switcher", choices=("auto", "on", "off"), default="auto",
                    help="ask the robot's motion_switcher service to release its built-in controller and confirm before "
                         "any low-level command: auto (default) off loopback only, on, off (you released it yourself)")
@@ -234,7 +238,7 @@ def _sim(args, spec, model, robot, bundle, config, DdsTransport) -> int:
         sim_config = SimConfig(latency_s=args.latency_ms / 1e3, loss=args.loss, noise=noise, noise_distribution=dist,
                                gantry_s=args.gantry_s, cmd_timeout_s=args.cmd_timeout, episode_s=args.episode_s,
                                seed=args.seed, remote=Remote(lx=lx, ly=ly, rx=rx), built_in=args.built_in,
-                               release_delay_s=args.release_delay)
+                               release_delay_s=args.release_delay, odom=not args.no_odom)
     except (ValueError, OSError) as e:
         return _fail(e)
     from unilab_envs.robot.api import Request, Response
@@ -242,12 +246,13 @@ def _sim(args, spec, model, robot, bundle, config, DdsTransport) -> int:
 
     topics = {M.TOPIC_CMD: robot.family.cmd, M.TOPIC_STATE: robot.family.state, M.TOPIC_ODOM: M.ODOM,
               TOPIC_REQUEST: Request, TOPIC_RESPONSE: Response}  # the motion_switcher service it emulates
-    transport = DdsTransport(config, topics, publish=(M.TOPIC_STATE, M.TOPIC_ODOM, TOPIC_RESPONSE),
+    transport = DdsTransport(config, topics, publish=(M.TOPIC_STATE, *((M.TOPIC_ODOM,) if sim_config.odom else ()), TOPIC_RESPONSE),
                              subscribe=(M.TOPIC_CMD, TOPIC_REQUEST))
     sim = SimRobot(spec, model, robot, transport, sim_config)
     print(f"unilab robot sim: {robot.name} ({robot.family.state_type}) on domain {config.domain_id}, interface "
           f"{config.interface}, {1 / sim.dt:.0f} Hz physics"
-          + (f"; built-in controller {args.built_in!r} active until released" if args.built_in else ""),
+          + (f"; built-in controller {args.built_in!r} active until released" if args.built_in else "")
+          + ("; no rt/unilab/odom (as a real robot)" if not sim_config.odom else ""),
           file=sys.stderr, flush=True)
     try:
         summary = sim.run(args.duration)
@@ -263,12 +268,21 @@ def _run(args, spec, model, robot, bundle, config, DdsTransport) -> int:
 
     from trainers.play.policy import OnnxPolicy, PlayError
     from unilab_envs.robot import messages as M
-    from unilab_envs.robot.motors import NameMapError
+    from unilab_envs.robot.motors import NameMapError, body_mismatch
     from unilab_envs.robot.runtime import RobotRuntime, RuntimeConfig, RuntimeFault
     from unilab_envs.robot.steplog import StepLog, log_file
 
     if bundle is None:
         return _fail(f"{args.policy} is a deploy spec; `unilab robot run` needs the policy folder (policy.onnx beside it)")
+    say = lambda line: print(f"unilab robot run: {line}", file=sys.stderr, flush=True)  # noqa: E731
+    other_body = body_mismatch(robot, spec.model.root_body, spec.task.id)
+    if other_body and not config.local_only and not args.force_body:
+        return _fail(f"{other_body} (--force-body runs it anyway)")
+    if other_body:  # on loopback the simulated robot is the policy's own body
+        say(f"note: {other_body}; on loopback the simulated robot has the policy's own body")
+    say("the policy reads the base velocity: it needs rt/unilab/odom (a state estimator on the robot publishes it)"
+        if any(g.name == "linvel" for g in spec.observation.groups) else
+        "the policy reads only rt/lowstate (IMU, joints): no odometry needed")
     try:
         policy = OnnxPolicy(bundle.onnx, spec)
         rc = RuntimeConfig(damping_s=args.damping_s, move_s=args.move_s, state_timeout_s=args.state_timeout,
@@ -286,7 +300,6 @@ def _run(args, spec, model, robot, bundle, config, DdsTransport) -> int:
               **({TOPIC_REQUEST: Request, TOPIC_RESPONSE: Response} if switcher else {})}
     transport = DdsTransport(config, topics, publish=(M.TOPIC_CMD, *((TOPIC_REQUEST,) if switcher else ())),
                              subscribe=(M.TOPIC_STATE, M.TOPIC_ODOM, *((TOPIC_RESPONSE,) if switcher else ())))
-    say = lambda line: print(f"unilab robot run: {line}", file=sys.stderr, flush=True)  # noqa: E731
     if switcher:  # before any low-level command: the robot's built-in controller released, or nothing is sent
         try:
             release_built_in(MotionSwitcherClient(transport, timeout_s=args.connect_timeout), say, robot=robot.name)

@@ -49,7 +49,8 @@ class World:
 
 def lockstep_pair(bundle, world: World, episode_s: float | None, seed: int, quiet: bool = False):
     """``(runtime, sim)``: ``bundle``'s policy (:func:`trainers.play.policy.find_policy`) driving the simulated robot
-    under ``world`` in lock step (commands drawn as training draws them; the controller restarts each episode).
+    under ``world`` in lock step (commands drawn as training draws them; the controller restarts each episode); the
+    simulated robot publishes ``rt/unilab/odom`` only for a policy that reads the base velocity.
     ``episode_s``: episode length (``None``: the spec's); ``quiet``: neither says a line (a guard tripping at each
     fall, ...). Raises ``ValueError`` / ``NameMapError`` in one line."""
     from trainers.play.model import load_play_model
@@ -70,8 +71,10 @@ def lockstep_pair(bundle, world: World, episode_s: float | None, seed: int, quie
     if world.payload_kg:
         add_payload(spec, model, world.payload_kg)
     say = {"say": lambda line: None} if quiet else {}
+    odom = any(g.name == "linvel" for g in spec.observation.groups)  # else no rt/unilab/odom at all, as a real robot
     sim = SimRobot(spec, model, robot, bus.endpoint(),
-                   SimConfig(latency_s=world.latency_ms / 1e3, loss=world.loss, episode_s=episode_s, seed=seed), **say)
+                   SimConfig(latency_s=world.latency_ms / 1e3, loss=world.loss, episode_s=episode_s, seed=seed, odom=odom),
+                   **say)
     runtime = RobotRuntime(spec, load_play_model(spec), OnnxPolicy(bundle.onnx, spec), robot, bus.endpoint(),
                            RuntimeConfig(command="script", follow_episodes=True, seed=seed), **say)
     return runtime, sim

@@ -39,12 +39,23 @@ class RobotDef:
     name: str
     family: Family
     motors: tuple[str, ...]
+    root_body: str  # the body's root, as MuJoCo Menagerie names it: what tells one body from another of the same joints
+    task: str  # UniLab's task on this body
 
 
 ROBOTS = {
-    "g1": RobotDef("g1", FAMILIES["hg"], G1_29),
-    "go2": RobotDef("go2", FAMILIES["go"], GO2_12),
+    "g1": RobotDef("g1", FAMILIES["hg"], G1_29, "pelvis", "UniLab/G1Joystick-v0"),
+    "go2": RobotDef("go2", FAMILIES["go"], GO2_12, "base", "UniLab/Go2Joystick-v0"),
 }
+
+
+def body_mismatch(robot: RobotDef, root_body: str, task_id: str) -> str | None:
+    """One line when a policy trained on another body (``root_body`` of its spec: our Go1's ``trunk``) would
+    drive ``robot`` (whose joints it shares: the Go1 and the Go2 have the same names), else ``None``."""
+    if root_body == robot.root_body:
+        return None
+    return (f"this policy was trained on {task_id}, a body whose root is {root_body!r}, not the {robot.name}'s "
+            f"({robot.root_body!r}): another body's policy falls on this one; train on {robot.task}")
 
 
 class NameMapError(ValueError):

@@ -66,7 +66,8 @@ class SimConfig:
     std; ``state_every``: publish the state every this many physics steps; ``remote``: the
     wireless remote the state carries; ``built_in``: the name of a built-in controller active at
     start (``None``: none, the robot in low-level mode), released ``release_delay_s`` after a
-    ``motion_switcher`` ReleaseMode.
+    ``motion_switcher`` ReleaseMode; ``odom``: also publish ``rt/unilab/odom`` (a real Unitree robot does
+    not: ``False`` is the robot as it is).
     """
 
     latency_s: float = 0.0
@@ -82,6 +83,7 @@ class SimConfig:
     remote: Remote = field(default_factory=Remote)
     built_in: str | None = None
     release_delay_s: float = 0.5
+    odom: bool = True
 
     def __post_init__(self) -> None:
         unknown = [g for g, _ in self.noise if g not in NOISE_GROUPS]
@@ -280,7 +282,8 @@ class SimRobot:
         self.state_link.push(now, (st.copy(), self.odom_msg.copy()))
         for state, odom in self.state_link.ready(now):
             self.transport.publish(M.TOPIC_STATE, state)
-            self.transport.publish(M.TOPIC_ODOM, odom)
+            if self.config.odom:
+                self.transport.publish(M.TOPIC_ODOM, odom)
         self.stats.state_lost = self.state_link.lost
 
     def _noisy(self, q, dq, gyro, linvel, quat):
