@@ -36,7 +36,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
     p.add_argument("--teacher", required=True, metavar="RUN",
                    help="the teacher: a bundled-PPO run folder, shipped policy folder or checkpoint.pt")
-    p.add_argument("--task", default=DEFAULT_TASK, help=f"the student's task (default {DEFAULT_TASK})")
+    p.add_argument("--task", help=f"the student's task (default: --config's task, else {DEFAULT_TASK})")
     p.add_argument("--out", help="run directory (default runs/<task>); one that holds a run is refused unless --overwrite")
     p.add_argument("--overwrite", action="store_true", help="--out holds a run: move it aside first (nothing is deleted)")
     p.add_argument("--num-envs", type=positive_int, help="parallel envs (default: the task's config)")
@@ -51,6 +51,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.set_defaults(overrides=[])
 
 
+def student_task(args: argparse.Namespace) -> str:
+    """``--task``, else the task of the ``--config`` file, else :data:`DEFAULT_TASK`."""
+    if args.task:
+        return args.task
+    from trainers.ppo.config import read_yaml
+
+    return (read_yaml(args.config).get("task") if args.config else None) or DEFAULT_TASK
+
+
 def build_configs(args: argparse.Namespace):
     """The student's :class:`~trainers.ppo.config.TrainConfig` (task defaults < ``--config`` < flags < overrides,
     as ``unilab train`` layers them) and the :class:`DistillConfig` (its ``distill.*`` overrides)."""
@@ -62,7 +71,7 @@ def build_configs(args: argparse.Namespace):
     rest = [o for o in args.overrides if not o.startswith("distill.")]
     flags = dict(num_envs=args.num_envs, total_steps=args.total_steps, seed=args.seed, device=args.device,
                  out=args.out, torch_threads=args.torch_threads, sim2real=args.sim2real, init_from=args.init_from)
-    cfg = load_config(args.task, args.config, rest, **flags)
+    cfg = load_config(student_task(args), args.config, rest, **flags)
     section = parse_overrides(ours).get("distill", {})
     return cfg, from_dict(DistillConfig, {**section, "teacher": args.teacher}, prefix="distill.")
 
@@ -84,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
         return fail("distill", f"teacher {args.teacher} does not exist: pass a run folder `unilab train --out` wrote "
                                "or a shipped policy folder (e.g. policies/go1_rough)")
     try:
-        check_task(args.task)
+        check_task(student_task(args))
         cfg, dcfg = build_configs(args)
         check_device(cfg.device)
         moved = check_out_folder(cfg.out_dir, "distill", reads=args.teacher, overwrite=args.overwrite)

@@ -33,8 +33,13 @@ class DistillConfig:
     num_epochs: int = 5
     num_minibatches: int = 4
     max_grad_norm: float = 1.0
+    # groups the student reads although the critic's privileged observation has them too: sensor readings the
+    # robot measures, which the critic gets clean and the student as the robot does (the G1's critic keeps
+    # clean gyro and gravity: shared_groups: [gyro, gravity])
+    shared_groups: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "shared_groups", tuple(self.shared_groups))
         require(bool(self.teacher), "distill.teacher must name the teacher's run (folder or checkpoint): --teacher RUN")
         require(0.0 <= self.beta <= 1.0, f"distill.beta must be in [0, 1], got {self.beta}")
         require(0.0 <= self.beta_decay <= 1.0, f"distill.beta_decay must be in [0, 1], got {self.beta_decay}")

@@ -83,7 +83,7 @@ class Distiller:
         try:
             if self.env.num_envs != cfg.num_envs:
                 raise ConfigError(f"the env has {self.env.num_envs} envs but num_envs is {cfg.num_envs}")
-            check_student_observation(self.env, cfg.task)
+            check_student_observation(self.env, cfg.task, dcfg.shared_groups)
             self.dims = env_dims(self.env)
             policy, privileged = env_groups(self.env)
             self.privileged = self.dims.privileged is not None

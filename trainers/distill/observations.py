@@ -41,18 +41,20 @@ def env_groups(env: gym.vector.VectorEnv) -> tuple[dict[str, slice], dict[str, s
     return dict(policy), dict(privileged)
 
 
-def check_student_observation(env: gym.vector.VectorEnv, task: str) -> None:
+def check_student_observation(env: gym.vector.VectorEnv, task: str, shared: Sequence[str] = ()) -> None:
     """:class:`GroupError` when ``env``'s policy observation holds a group that is also privileged
-    (the student would see what only the teacher and the critic may), or names no groups at all."""
+    (the student would see what only the teacher and the critic may), other than the ``shared`` ones
+    (``distill.shared_groups``: readings the robot measures too), or names no groups at all."""
     policy, privileged = env_groups(env)
     if not policy:
         raise GroupError(f"{task} names no observation groups: the student's observation cannot be checked "
                          "for privileged information (distillation needs a UniLab task)")
-    leaked = [name for name in policy if name in privileged]
+    leaked = [name for name in policy if name in privileged and name not in shared]
     if leaked:
         raise GroupError(f"the student's observation on {task} holds the privileged group(s) {leaked} "
                          f"(privileged: {list(privileged)}): distill onto a task whose policy observation "
-                         "leaves them out (e.g. UniLab/Go1JoystickDepth-v0, which sees depth instead of height_scan)")
+                         "leaves them out (e.g. UniLab/Go1JoystickDepth-v0, which sees depth instead of height_scan), "
+                         f"or, for readings the robot measures too, name them in distill.shared_groups={leaked}")
 
 
 def clean_observation_tap(env: gym.vector.VectorEnv):
