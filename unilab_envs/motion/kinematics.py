@@ -46,7 +46,7 @@ def continuous_quats(q: np.ndarray) -> np.ndarray:
 
 def finite_difference(x: np.ndarray, dt: float) -> np.ndarray:
     """Time derivative of samples ``x`` ``(T, ...)`` taken every ``dt`` s -> ``(T, ...)``:
-    central differences inside, one-sided at the two ends (``np.gradient``, second order inside).
+    central differences inside, one-sided (first order) at the two ends (``np.gradient``).
     A single frame has zero velocity."""
     x = np.asarray(x, dtype=np.float64)
     if len(x) < 2:
