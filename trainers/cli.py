@@ -187,6 +187,12 @@ def build_parser() -> argparse.ArgumentParser:
                         usage="unilab distill --teacher RUN [options] [key=value ...]",
                         description=distill_cli.DESCRIPTION, epilog=distill_cli.EPILOG)
     distill_cli.add_arguments(ds)
+
+    from trainers import motion_cli
+
+    mo = sub.add_parser("motion", help="reference motions: retarget the CMU clips to the G1, check motion files",
+                        description=motion_cli.DESCRIPTION)
+    motion_cli.add_arguments(mo)
     return p
 
 
@@ -388,6 +394,13 @@ def _distill(args: argparse.Namespace) -> int:
 def _robot(args: argparse.Namespace) -> int:
     """``unilab robot sim|run``: the DDS robot bridge (:mod:`trainers.robot_cli`)."""
     from trainers.robot_cli import run
+
+    return run(args)
+
+
+def _motion(args: argparse.Namespace) -> int:
+    """``unilab motion retarget|check``: reference motions (:mod:`trainers.motion_cli`)."""
+    from trainers.motion_cli import run
 
     return run(args)
 
@@ -636,7 +649,7 @@ def main(argv: list[str] | None = None) -> int:
     if takes_overrides:
         args.overrides = list(extra)
     code = {"train": _train, "eval": _eval, "export": _export, "ship": _ship, "tasks": _tasks, "bench": _bench,
-            "play": _play, "adapt": _adapt, "robot": _robot, "distill": _distill}[args.command](args)
+            "play": _play, "adapt": _adapt, "robot": _robot, "distill": _distill, "motion": _motion}[args.command](args)
     if args.command == "train" and int(os.environ.get("WORLD_SIZE", "1")) > 1:
         from trainers.ppo.distributed import exit_finished_rank
 
