@@ -136,18 +136,15 @@ def test_all_reduced_reward_statistics_equal_one_stream():
 
 
 def test_two_ranks_learn_like_one(tmp_path):
-    """Same total envs and seed: 1 rank and 2 ranks both learn PointReach, to similar success."""
-    from trainers.ppo import train
+    """Same total envs, seed and iterations as the one-rank run of tests/trainers/test_ppo_learning.py's
+    ``test_point_reach_learns``: 2 ranks learn PointReach to the bar that run is held to (that run is not
+    trained a second time here)."""
     from trainers.ppo.evaluate import evaluate
 
-    iterations = 20
-    single = train(_point_reach_cfg(tmp_path / "single", iterations))
-    _spawn(tmp_path, iterations)
-    ev1 = evaluate(single.checkpoint, episodes=32, num_envs=16)
-    ev2 = evaluate(tmp_path / "run" / "checkpoint.pt", episodes=32, num_envs=16)
-    assert ev1.success_rate >= 0.8, ev1.summary()
-    assert ev2.success_rate >= 0.8, ev2.summary()
-    assert abs(ev1.mean_return - ev2.mean_return) < 0.5 * abs(ev1.mean_return) + 1.0, (ev1.summary(), ev2.summary())
+    _spawn(tmp_path, 20)
+    ev = evaluate(tmp_path / "run" / "checkpoint.pt", episodes=32, num_envs=16)
+    assert ev.success_rate >= 0.9, ev.summary()
+    assert ev.mean_length < 15, ev.summary()
 
 
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGSTOP], ids=["killed", "hung"])
