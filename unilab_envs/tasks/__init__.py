@@ -11,4 +11,5 @@ TASKS: dict[str, tuple[str, int]] = {
     "UniLab/Go2Joystick-v0": ("unilab_envs.tasks.go2_joystick", 1000),
     "UniLab/UR5Reach-v0": ("unilab_envs.tasks.ur5_reach", 75),
     "UniLab/UR5Grasp-v0": ("unilab_envs.tasks.ur5_grasp", 125),
+    "UniLab/G1Track-v0": ("unilab_envs.tasks.g1_track", 1000),
 }
