@@ -41,7 +41,7 @@ def test_make_gives_a_single_env(task_id):
 
 # one action per PD actuator on every task (the README's action column), except the grasp:
 # 3 end-effector deltas + 1 gripper command for 6 arm actuators + 1 gripper actuator
-ACTIONS = {"UniLab/Go1Joystick-v0": 12, "UniLab/Go1JoystickRough-v0": 12, "UniLab/Go1JoystickDepth-v0": 12, "UniLab/Go2Joystick-v0": 12, "UniLab/G1Joystick-v0": 29, "UniLab/UR5Reach-v0": 6, "UniLab/UR5Grasp-v0": 4}
+ACTIONS = {"UniLab/Go1Joystick-v0": 12, "UniLab/Go1JoystickRough-v0": 12, "UniLab/Go1JoystickDepth-v0": 12, "UniLab/Go2Joystick-v0": 12, "UniLab/G1Joystick-v0": 29, "UniLab/UR5Reach-v0": 6, "UniLab/UR5Grasp-v0": 4, "UniLab/G1Track-v0": 29}
 ACTUATORS = {"UniLab/UR5Grasp-v0": 7}
 
 

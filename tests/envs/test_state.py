@@ -46,6 +46,8 @@ def _through_torch(state):
     ("UniLab/UR5Reach-v0", "ur5_real"),
     ("UniLab/UR5Grasp-v0", None),
     ("UniLab/UR5Grasp-v0", "ur5_grasp_real"),
+    ("UniLab/G1Track-v0", None),
+    ("UniLab/G1Track-v0", "g1_track_real"),
 ])
 def test_a_saved_env_continues_bit_exactly_in_a_fresh_one(task, profile):
     env = _make(task, profile)

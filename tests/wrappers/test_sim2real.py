@@ -13,7 +13,8 @@ from wrappers import ActionLatency, ImuBiasDrift, ObservationNoise, Sim2Real, Si
 
 PROFILE_ENVS = {"go1_real": "UniLab/Go1Joystick-v0", "g1_real": "UniLab/G1Joystick-v0", "ur5_real": "UniLab/UR5Reach-v0",
                 "ur5_grasp_real": "UniLab/UR5Grasp-v0", "go1_depth_real": "UniLab/Go1JoystickDepth-v0",
-                "go1_rough_real": "UniLab/Go1JoystickRough-v0", "go2_real": "UniLab/Go2Joystick-v0"}
+                "go1_rough_real": "UniLab/Go1JoystickRough-v0", "go2_real": "UniLab/Go2Joystick-v0",
+                "g1_track_real": "UniLab/G1Track-v0"}
 
 
 def _rollout(env, steps, seed, actions_seed=0):
