@@ -24,7 +24,7 @@ DOCS = {path.relative_to(ROOT).as_posix(): path.read_text() for path in sorted((
 TASKS_PAGE = DOCS["docs/tasks.md"]
 SHORT_NAMES = {"Go1": "UniLab/Go1Joystick-v0", "Go1Rough": "UniLab/Go1JoystickRough-v0",
                "Go1Depth": "UniLab/Go1JoystickDepth-v0", "Go2": "UniLab/Go2Joystick-v0", "G1": "UniLab/G1Joystick-v0",
-               "UR5": "UniLab/UR5Reach-v0", "UR5Grasp": "UniLab/UR5Grasp-v0"}
+               "UR5": "UniLab/UR5Reach-v0", "UR5Grasp": "UniLab/UR5Grasp-v0", "G1Track": "UniLab/G1Track-v0"}
 #: the pages that carry the task table, each checked cell by cell
 TABLE_SOURCES = {"README.md": README, "docs/tasks.md": TASKS_PAGE}
 
@@ -179,7 +179,7 @@ def test_tasks_page_legged_reward_terms_match_the_envs(envs):
     assert {row["term"].strip("`"): row["value"].replace("\\|", "|") for row in rows[:-1]} == declared
 
 
-@pytest.mark.parametrize("task", ["UniLab/UR5Reach-v0", "UniLab/UR5Grasp-v0"])
+@pytest.mark.parametrize("task", ["UniLab/UR5Reach-v0", "UniLab/UR5Grasp-v0", "UniLab/G1Track-v0"])
 def test_tasks_page_arm_reward_terms_match_the_env(task, envs):
     rows = _table_after(_task_section(task), "| term | value | default scale |")
     env = envs[task]
