@@ -278,11 +278,6 @@ def _run(args, spec, model, robot, bundle, config, DdsTransport) -> int:
     other_body = body_mismatch(robot, spec.model.root_body, spec.task.id)
     if other_body and not config.local_only and not args.force_body:
         return _fail(f"{other_body} (--force-body runs it anyway)")
-    if other_body:  # on loopback the simulated robot is the policy's own body
-        say(f"note: {other_body}; on loopback the simulated robot has the policy's own body")
-    say("the policy reads the base velocity: it needs rt/unilab/odom (a state estimator on the robot publishes it)"
-        if any(g.name == "linvel" for g in spec.observation.groups) else
-        "the policy reads only rt/lowstate (IMU, joints): no odometry needed")
     try:
         policy = OnnxPolicy(bundle.onnx, spec)
         rc = RuntimeConfig(damping_s=args.damping_s, move_s=args.move_s, state_timeout_s=args.state_timeout,
@@ -314,6 +309,11 @@ def _run(args, spec, model, robot, bundle, config, DdsTransport) -> int:
         _damp_all(robot, transport)
         transport.close()
         return _fail(f"{e}; damping sent")
+    if other_body:  # on loopback the simulated robot is the policy's own body
+        say(f"note: {other_body}; on loopback the simulated robot has the policy's own body")
+    say("the policy reads the base velocity: it needs rt/unilab/odom (a state estimator on the robot publishes it)"
+        if any(g.name == "linvel" for g in spec.observation.groups) else
+        "the policy reads only rt/lowstate (IMU, joints): no odometry needed")
     if args.rt:
         try:
             os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(50))

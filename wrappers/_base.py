@@ -142,12 +142,12 @@ def group_columns(env: VectorEnv, groups: Mapping[str, Any] | tuple[str, ...], w
 
 
 def policy_read(env: VectorEnv, scales: Mapping[str, Any]) -> dict[str, Any]:
-    """``scales`` without the groups the env's policy does not read but its critic does (a task's
+    """``scales`` without the groups the task's config moved from the policy to the critic (a legged task's
     ``critic_only_groups``: a profile's noise on ``linvel`` means nothing to a policy without it, and the
-    critic reads the truth); an unknown name is left in, for :func:`group_columns` to refuse."""
-    policy = getattr(env.unwrapped, "obs_groups", None) or {}
-    critic = getattr(getattr(env.unwrapped, "task", None), "privileged_obs_groups", None) or {}
-    return {name: value for name, value in scales.items() if name in policy or name not in critic}
+    critic reads the truth); any other name is left in, for :func:`group_columns` to refuse if unknown."""
+    config = getattr(getattr(env.unwrapped, "task", None), "config", None)
+    moved = set(getattr(config, "critic_only_groups", ()) or ())
+    return {name: value for name, value in scales.items() if name not in moved}
 
 
 # --- episode boundaries ---------------------------------------------------------

@@ -90,7 +90,7 @@ def _options(parser) -> list:
 
 def test_every_option_of_every_subcommand_has_help():
     sub = next(a for a in cli.build_parser()._actions if a.dest == "command")
-    assert set(sub.choices) == {"train", "eval", "export", "ship", "tasks", "bench", "play", "adapt", "robot", "distill"}
+    assert set(sub.choices) == {"train", "eval", "export", "ship", "tasks", "bench", "play", "adapt", "robot", "distill", "motion"}
     for name, parser in sub.choices.items():
         for action in _options(parser):
             assert action.help, f"unilab {name} {action.option_strings[0]} has no help"
@@ -146,7 +146,7 @@ def test_the_joystick_tasks_are_the_ones_that_take_commands():
     from trainers.ppo.joystick_eval import check_command_task, velocity_command_tasks
 
     assert velocity_command_tasks() == ("UniLab/Go1Joystick-v0", "UniLab/G1Joystick-v0", "UniLab/Go1JoystickRough-v0",
-                                        "UniLab/Go1JoystickDepth-v0")
+                                        "UniLab/Go1JoystickDepth-v0", "UniLab/Go2Joystick-v0")
     check_command_task("UniLab/Go1JoystickRough-v0")  # accepted
     for task in ("UniLab/UR5Reach-v0", POINT_REACH_ID, "HalfCheetah-v5"):
         with pytest.raises(ValueError, match=f"but {task} takes no velocity command"):
