@@ -50,6 +50,7 @@ from unilab_envs.core.reward_terms import RewardTerm, resolve_terms
 from unilab_envs.core.single_env import UniLabEnv
 from unilab_envs.core.task import Task
 from unilab_envs.core.vector_env import UniLabVectorEnv
+from unilab_envs.deploy.reference import GROUP_BUILDERS
 from unilab_envs.locomotion.robot import resolve_robot
 from unilab_envs.motion.clips import CLIPS_DIR, clip_paths
 from unilab_envs.motion.reference import MotionReference, cached_reference
@@ -122,7 +123,9 @@ class G1TrackConfig:
 
 
 def _group(name, size, units, doc, noise=None) -> ObsGroup:
-    return ObsGroup(name, size, units, doc, noise=noise)  # written by g1_track_kernels.write_observations
+    """A group written by :func:`~unilab_envs.tasks.g1_track_kernels.write_observations`; the robot side's builder of
+    the IMU and joint groups is the legged tasks' (the reference groups have none yet: no deploy spec)."""
+    return ObsGroup(name, size, units, doc, builder=GROUP_BUILDERS.get(name), noise=noise)
 
 
 #: the policy's groups, in order ("ref_joints": future_frames x 29; "joints": 29)
