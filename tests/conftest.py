@@ -17,9 +17,9 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     workers = len(getattr(config.option, "tx", None) or [])
     if hasattr(config, "workerinput") or workers < 2 or config.getoption("collectonly"):
         return
-    from kernel_warmup import warm_kernels
+    from kernel_warmup import VARIANTS, warm_kernels
 
-    line = warm_kernels(TASK_IDS, workers)
+    line = warm_kernels([*TASK_IDS, *VARIANTS], workers)
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
         reporter.write_line(line)

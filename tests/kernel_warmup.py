@@ -18,19 +18,25 @@ import sys
 import time
 
 _WARM_ONE_PROCESS = """
+import json
 import sys
 import gymnasium as gym
 import numpy as np
 import unilab_envs  # noqa: F401  (registers UniLab/*)
 from unilab_envs.core import compile_notice
 compile_notice.suppress()
-for task_id in sys.argv[1:]:
+for entry in sys.argv[1:]:
+    task_id, _, kwargs = entry.partition("|")  # "id" or "id|{json env kwargs}": a variant whose kernel differs
     for num_envs in (1, 2):  # one env (gym.make) types MuJoCo's state views as C layout, a batch as A
-        env = gym.make_vec(task_id, num_envs=num_envs)
+        env = gym.make_vec(task_id, num_envs=num_envs, **json.loads(kwargs or "{}"))
         env.reset(seed=0)
         env.step(np.zeros(env.action_space.shape, np.float32))
         env.close()
 """
+
+
+#: variants whose generated kernels differ from their task's default (the shipped policies use them): "id|{json kwargs}"
+VARIANTS = ['UniLab/Go1Joystick-v0|{"critic_only_groups": ["linvel"]}']
 
 
 def split_round_robin(task_ids: list[str], num_processes: int) -> list[list[str]]:

@@ -12,9 +12,11 @@ Defaults are the Go1's: the two robots share the home pose (thigh 0.9, calf -1.8
 0.213 m thigh and calf, so the standing height target (0.27 m) is the same; command ranges and
 reward scales are the Go1's, which the heavier body does not call to change.
 
-Observation (50 floats, SI units, body frame): the groups of :data:`POLICY_GROUPS`, in that
-order (``unilab tasks --groups``, docs/tasks.md). Privileged observation for the critic (25
-floats): the groups of :data:`CRITIC_GROUPS`, extras read after the policy observation.
+Observation (47 floats, SI units, body frame): the groups of :data:`POLICY_GROUPS` but ``linvel``,
+which the Go2 does not measure (its ``rt/lowstate`` carries the IMU, joints and remote): the config's
+``critic_only_groups`` default moves it to the critic (``critic_only_groups=()`` gives it back to
+the policy: 50 floats). Privileged observation for the critic (28 floats): the groups of
+:data:`CRITIC_GROUPS`, then ``linvel``, extras read after the policy observation.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ Go2JoystickConfig = with_defaults(
     base_height_target=0.27, max_tilt=1.0, min_base_height=0.12, reset_joint_range=0.1, reset_base_velocity=0.3,
     clip_air_time_reward=False, positive_clip_includes_termination=True, float32_math=False,
     reward_scales=Go2RewardScales(),
+    critic_only_groups=("linvel",),  # the Go2's rt/lowstate has no base velocity: the actor reads what the robot measures
 )  # fmt: skip
 
 
