@@ -269,6 +269,7 @@ def _run(args, spec, model, robot, bundle, config, DdsTransport) -> int:
     from trainers.play.policy import OnnxPolicy, PlayError
     from unilab_envs.robot import messages as M
     from unilab_envs.robot.motors import NameMapError, body_mismatch
+    from unilab_envs.robot.state_io import needs_odometry
     from unilab_envs.robot.runtime import RobotRuntime, RuntimeConfig, RuntimeFault
     from unilab_envs.robot.steplog import StepLog, log_file
 
@@ -312,7 +313,7 @@ def _run(args, spec, model, robot, bundle, config, DdsTransport) -> int:
     if other_body:  # on loopback the simulated robot is the policy's own body
         say(f"note: {other_body}; on loopback the simulated robot has the policy's own body")
     say("the policy reads the base velocity: it needs rt/unilab/odom (a state estimator on the robot publishes it)"
-        if any(g.name == "linvel" for g in spec.observation.groups) else
+        if needs_odometry(spec) else
         "the policy reads only rt/lowstate (IMU, joints): no odometry needed")
     if args.rt:
         try:

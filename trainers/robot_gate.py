@@ -59,6 +59,7 @@ def lockstep_pair(bundle, world: World, episode_s: float | None, seed: int, quie
     from unilab_envs.robot.motors import robot_for_joints
     from unilab_envs.robot.runtime import RobotRuntime, RuntimeConfig
     from unilab_envs.robot.sim import SimConfig, SimRobot
+    from unilab_envs.robot.state_io import needs_odometry
     from unilab_envs.robot.wire import LocalBus
 
     spec = bundle.spec
@@ -71,7 +72,7 @@ def lockstep_pair(bundle, world: World, episode_s: float | None, seed: int, quie
     if world.payload_kg:
         add_payload(spec, model, world.payload_kg)
     say = {"say": lambda line: None} if quiet else {}
-    odom = any(g.name == "linvel" for g in spec.observation.groups)  # else no rt/unilab/odom at all, as a real robot
+    odom = needs_odometry(spec)  # else no rt/unilab/odom at all, as a real robot
     sim = SimRobot(spec, model, robot, bus.endpoint(),
                    SimConfig(latency_s=world.latency_ms / 1e3, loss=world.loss, episode_s=episode_s, seed=seed, odom=odom),
                    **say)

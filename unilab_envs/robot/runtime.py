@@ -49,7 +49,7 @@ from unilab_envs.robot.motors import RobotDef, motor_map
 from unilab_envs.robot.keyboard import KeyboardCommand
 from unilab_envs.robot.quiet_gc import QuietCollector
 from unilab_envs.robot.remote import unpack_remote, velocity_command
-from unilab_envs.robot.state_io import read_state
+from unilab_envs.robot.state_io import needs_odometry, read_state
 from unilab_envs.robot.steplog import MODES, StepLog
 from unilab_envs.robot.wire import Transport
 
@@ -121,7 +121,7 @@ class RobotRuntime:
         a = spec.action
         self.kp, self.kd = np.asarray(a.kp, np.float64), np.asarray(a.kd, np.float64)
         self.damping_kd = self.kd if config.damping_kd is None else np.full_like(self.kd, config.damping_kd)
-        self.needs_odom = any(g.name == "linvel" for g in spec.observation.groups)
+        self.needs_odom = needs_odometry(spec)
         self.rng = np.random.default_rng(config.seed)
         self.resample_steps = (max(1, round(spec.command.resample_time / spec.timing.control_dt))
                                if spec.command.resample_time else 0)

@@ -18,6 +18,12 @@ import numpy as np
 from unilab_envs.deploy.reference import rotation_matrix
 
 
+def needs_odometry(spec) -> bool:
+    """Whether a deploy spec's policy reads the base velocity (``linvel``), which ``rt/lowstate`` does not carry:
+    then ``rt/unilab/odom`` must bring it (a state estimator on a robot; the simulated robot's truth)."""
+    return any(g.name == "linvel" for g in spec.observation.groups)
+
+
 def quat_to_rpy(q) -> np.ndarray:
     """Roll, pitch, yaw (rad) of a ``(w, x, y, z)`` quaternion (Unitree's ``rpy`` field)."""
     w, x, y, z = (float(v) for v in q)
