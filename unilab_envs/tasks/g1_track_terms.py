@@ -14,6 +14,7 @@ import math
 import numba as nb
 
 from unilab_envs.core.reward_terms import RewardTerm
+from unilab_envs.locomotion.terms import action_rate, joint_limits, termination  # the same maths, one copy
 
 LAYER = "g1_track"
 
@@ -46,21 +47,6 @@ def body_lin_vel(weight, body_lin_vel_sq, std):
 @nb.njit(inline="always", cache=True)
 def body_ang_vel(weight, body_ang_vel_sq, std):
     return weight * math.exp(-body_ang_vel_sq / (std * std))
-
-
-@nb.njit(inline="always", cache=True)
-def action_rate(weight, action_rate_sq):
-    return weight * action_rate_sq
-
-
-@nb.njit(inline="always", cache=True)
-def joint_limits(weight, limits):
-    return weight * limits
-
-
-@nb.njit(inline="always", cache=True)
-def termination(weight, fell):
-    return weight if fell else 0.0
 
 
 TRACK_TERMS = (
