@@ -26,8 +26,8 @@ from typing import Any
 from unilab_envs.assets import go2 as robot
 from unilab_envs.core.single_env import UniLabEnv
 from unilab_envs.core.vector_env import UniLabVectorEnv
-from unilab_envs.locomotion import LeggedRobot, LocomotionConfig, LocomotionTask, with_defaults
-from unilab_envs.tasks.go1_joystick import CRITIC_GROUPS, POLICY_GROUPS, Go1RewardScales
+from unilab_envs.locomotion import LeggedRobot, LocomotionTask, with_defaults
+from unilab_envs.tasks.go1_joystick import CRITIC_GROUPS, POLICY_GROUPS, Go1JoystickConfig
 
 GO2 = LeggedRobot(
     root_body=robot.ROOT_BODY, keyframe=robot.HOME_KEYFRAME, joint_names=robot.JOINT_NAMES,
@@ -35,15 +35,10 @@ GO2 = LeggedRobot(
     pose_weights=(1.0, 0.5, 0.5) * 4, phase_offsets=robot.TROT_PHASE_OFFSETS,
 )  # fmt: skip
 
-Go2RewardScales = with_defaults(Go1RewardScales, "Go2RewardScales", "Go2's reward scales: the Go1's.")
 Go2JoystickConfig = with_defaults(
-    LocomotionConfig, "Go2JoystickConfig", "Go2's defaults of the shared locomotion config; unknown keys are rejected.",
+    Go1JoystickConfig, "Go2JoystickConfig",
+    "Go2's defaults: the Go1's (same home pose and leg lengths), on the Go2's model and gains; unknown keys are rejected.",
     model_path=str(robot.MJCF_PATH), pd_kp=robot.PD_KP, pd_kd=robot.PD_KD,
-    command_vx=(-0.6, 1.0), command_vy=(-0.4, 0.4), zero_command_probability=0.1,
-    gait_frequency=2.0, feet_phase_width=0.0025, air_time_target=0.1, contact_height=0.01,  # contact: sphere bottom < 1 cm
-    base_height_target=0.27, max_tilt=1.0, min_base_height=0.12, reset_joint_range=0.1, reset_base_velocity=0.3,
-    clip_air_time_reward=False, positive_clip_includes_termination=True, float32_math=False,
-    reward_scales=Go2RewardScales(),
     critic_only_groups=("linvel",),  # the Go2's rt/lowstate has no base velocity: the actor reads what the robot measures
 )  # fmt: skip
 
