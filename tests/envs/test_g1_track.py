@@ -115,6 +115,29 @@ def test_reward_is_the_sum_of_its_terms():
     env.close()
 
 
+def test_the_last_action_is_observed_and_its_rate_penalized():
+    """The policy sees its previous action (clipped) and ``action_rate`` is ``weight * sum((a - a_prev)^2)``, by hand
+    (both were silently zero while the history was stored through the named tuple inside the parallel loop)."""
+    env = make(4)
+    env.reset(seed=5)
+    where = env.obs_groups["last_action"]
+    weight = env.task.reward_weights[env.reward_names.index("action_rate")]
+    rng = np.random.default_rng(2)
+    previous = np.zeros((4, 29))
+    for _ in range(3):
+        actions = rng.uniform(-1.5, 1.5, (4, 29)).astype(np.float32)  # some beyond the [-1, 1] clip
+        obs, _, terminated, truncated, info = env.step(actions)
+        clipped = np.clip(actions, -1.0, 1.0).astype(np.float64)
+        live = ~(terminated | truncated)
+        assert live.any()
+        assert np.allclose(obs[live][:, where], clipped[live], atol=1e-6)
+        expected = weight * ((clipped - previous) ** 2).sum(axis=1)
+        assert np.allclose(info["reward_terms"]["action_rate"][live], expected[live], rtol=1e-5)
+        assert (info["reward_terms"]["action_rate"][live] < 0).all()
+        previous = clipped
+    env.close()
+
+
 def test_batched_equals_single():
     n, seed = 3, 11
     batched = gym.make_vec(ENV_ID, num_envs=n, spread_episode_starts=False)

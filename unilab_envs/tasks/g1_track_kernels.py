@@ -321,12 +321,17 @@ def observe(ids, obs, privileged_obs, live, ref, track, episode):
 
 @nb.njit(parallel=True, cache=True, _nrt=False)
 def apply_actions(actions, ctrl, episode, track, action_scale):
-    """``ctrl = home + action_scale * clip(action, -1, 1)``; shifts the action history."""
+    """``ctrl = home + action_scale * clip(action, -1, 1)``; shifts the action history.
+
+    The history arrays are taken out of ``episode`` before the ``prange``: Numba 0.68 drops stores made through a
+    named tuple's array field inside a parallel loop (``episode.last_action[i, j] = a`` left it all zeros), while
+    stores through a local name of the same array land (tests/envs/test_parallel_kernel_stores.py)."""
+    last, previous = episode.last_action, episode.previous_action
     for i in nb.prange(actions.shape[0]):
         for j in range(actions.shape[1]):
             a = min(max(actions[i, j], -1.0), 1.0)
-            episode.previous_action[i, j] = episode.last_action[i, j]
-            episode.last_action[i, j] = a
+            previous[i, j] = last[i, j]
+            last[i, j] = a
             ctrl[i, track.actuator_ids[j]] = track.home[j] + action_scale * a
 
 
