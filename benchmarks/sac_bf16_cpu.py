@@ -28,7 +28,7 @@ from trainers.bench.stats import measured  # noqa: E402
 from trainers.offpolicy.config import OffPolicyAlgo, OffPolicyNets  # noqa: E402
 from trainers.offpolicy.learner import OffPolicyLearner  # noqa: E402
 from trainers.offpolicy.replay import DeviceReplay  # noqa: E402
-from trainers.ppo.mixed_precision import cpu_has_bf16  # noqa: E402
+from trainers.common.mixed_precision import cpu_has_bf16  # noqa: E402
 
 # name: (obs, privileged extras, actions, batch, actor widths, critic widths)
 SIZES = {"UR5Reach": (33, 0, 6, 512, (256, 256), (256, 256)),

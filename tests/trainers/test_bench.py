@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from trainers.bench import cli
-from trainers.ppo.mixed_precision import cpu_has_bf16
+from trainers.common.mixed_precision import cpu_has_bf16
 
 
 @pytest.fixture(scope="module")

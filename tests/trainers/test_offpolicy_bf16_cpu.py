@@ -23,7 +23,7 @@ from trainers.offpolicy.evaluate import evaluate_offpolicy, load_actor
 from trainers.offpolicy.learner import OffPolicyLearner, precision_device
 from trainers.offpolicy.replay import Batch
 from trainers.offpolicy.runner import OffPolicyRunner
-from trainers.ppo import mixed_precision
+from trainers.common import mixed_precision
 
 bf16_cpu = pytest.mark.skipif(not mixed_precision.cpu_has_bf16(), reason="this CPU has no native bf16")
 

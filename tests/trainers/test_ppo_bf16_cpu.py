@@ -1,4 +1,4 @@
-"""``algo.amp`` on the CPU learner: bf16 autocast where the CPU has bf16 (``trainers.ppo.mixed_precision``).
+"""``algo.amp`` on the CPU learner: bf16 autocast where the CPU has bf16 (``trainers.common.mixed_precision``).
 
 One minibatch step under bf16 agrees with float32 within bf16's precision (8 significant bits):
 losses within 2%, the gradient within 5% (relative L2) and pointing the same way (cosine >= 0.998);
@@ -14,7 +14,8 @@ import torch
 from tests.trainers.conftest import POINT_REACH_ID
 
 from trainers.ppo import losses as L
-from trainers.ppo import mixed_precision, train
+from trainers.common import mixed_precision
+from trainers.ppo import train
 from trainers.ppo.config import AlgoConfig, LogConfig, PolicyConfig, TrainConfig
 from trainers.ppo.envs import EnvDims
 from trainers.ppo.evaluate import evaluate

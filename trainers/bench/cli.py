@@ -92,7 +92,7 @@ def run_row(row: int, sizes: Sizes, device, threads: int, tasks: list[str]) -> l
                    for r in bench_update_precision(sizes.e2e_envs, sizes.num_steps, learner, device,
                                                    rounds=sizes.rounds)])
     if row == 5:
-        from trainers.ppo.mixed_precision import cpu_has_bf16
+        from trainers.common.mixed_precision import cpu_has_bf16
 
         from .end_to_end import bench_end_to_end
         has_bf16 = device.type == "cuda" or cpu_has_bf16()

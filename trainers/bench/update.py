@@ -20,7 +20,7 @@ from torch import nn
 
 from trainers.ppo.config import AlgoConfig, TrainConfig
 from trainers.ppo.envs import EnvDims
-from trainers.ppo.mixed_precision import cpu_has_bf16
+from trainers.common.mixed_precision import cpu_has_bf16
 from trainers.ppo.runner import build_learner
 from trainers.ppo.storage import RolloutStorage
 
@@ -185,7 +185,7 @@ def bench_update(num_envs: int, num_steps: int, obs: int, act: int, device: torc
 def bench_update_precision(num_envs: int, num_steps: int, learner: LearnerSize, device: torch.device,
                            epochs: int = 5, minibatches: int = 4, rounds: int = 3) -> list[dict]:
     """Ours fp32 vs ours bf16 autocast (``algo.amp``) on one task's learner, the rollout of its
-    training config; no row where the device has no bf16 (see ``trainers.ppo.mixed_precision``)."""
+    training config; no row where the device has no bf16 (see ``trainers.common.mixed_precision``)."""
     if not (device.type == "cuda" or (device.type == "cpu" and cpu_has_bf16())):
         return []
     ro = make_rollout(num_steps, num_envs, learner.obs, learner.act)

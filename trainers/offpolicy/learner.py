@@ -28,7 +28,7 @@ from trainers.offpolicy.config import OffPolicyAlgo, OffPolicyNets
 from trainers.offpolicy.critic_values import critic_value
 from trainers.offpolicy.networks import Actor, RunningNorm, TwinCritic
 from trainers.offpolicy.replay import Batch
-from trainers.ppo.mixed_precision import amp_device_type, bf16_autocast
+from trainers.common.mixed_precision import amp_device_type, bf16_autocast
 
 
 def precision_device(algo: OffPolicyAlgo, device: torch.device) -> str | None:

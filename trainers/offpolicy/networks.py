@@ -14,21 +14,10 @@ import math
 import torch
 from torch import nn
 
+from trainers.common.mlp import layer_norm_mlp as mlp
+from trainers.common.normalizers import RunningNorm  # noqa: F401  (the learner's normalizer)
+
 LOG_STD_MIN, LOG_STD_MAX = -5.0, 2.0
-
-
-def mlp(in_dim: int, hidden: tuple[int, ...], out_dim: int, layer_norm: bool) -> nn.Sequential:
-    """Linear layers with ELU between them (and layer norm before each ELU when asked)."""
-    layers: list[nn.Module] = []
-    last = in_dim
-    for width in hidden:
-        layers.append(nn.Linear(last, width))
-        if layer_norm:
-            layers.append(nn.LayerNorm(width))
-        layers.append(nn.ELU())
-        last = width
-    layers.append(nn.Linear(last, out_dim))
-    return nn.Sequential(*layers)
 
 
 class Actor(nn.Module):
@@ -72,26 +61,3 @@ class TwinCritic(nn.Module):
     def forward(self, critic_in: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
         x = torch.cat([critic_in, action], dim=-1)
         return torch.stack([self.q1(x), self.q2(x)])
-
-
-class RunningNorm(nn.Module):
-    """Observation normalization from running statistics (Chan et al.'s parallel update), clipped at +-``clip``."""
-
-    def __init__(self, dim: int, clip: float = 10.0, eps: float = 1e-8) -> None:
-        super().__init__()
-        self.register_buffer("mean", torch.zeros(dim))
-        self.register_buffer("var", torch.ones(dim))
-        self.register_buffer("count", torch.tensor(eps))
-        self.clip, self.eps = clip, eps
-
-    @torch.no_grad()
-    def update(self, x: torch.Tensor) -> None:
-        batch_mean, batch_var, n = x.mean(0), x.var(0, unbiased=False), x.shape[0]
-        total = self.count + n
-        delta = batch_mean - self.mean
-        self.mean += delta * n / total
-        self.var = (self.var * self.count + batch_var * n + delta.pow(2) * self.count * n / total) / total
-        self.count = total
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return ((x - self.mean) / torch.sqrt(self.var + self.eps)).clamp(-self.clip, self.clip)

@@ -17,7 +17,7 @@ from torch import nn
 
 from . import losses as L
 from .config import AlgoConfig
-from .mixed_precision import amp_device_type, bf16_autocast
+from ..common.mixed_precision import amp_device_type, bf16_autocast
 from .models import ActorCritic, EmpiricalNormalizer
 from .storage import Minibatch, RolloutStorage
 
@@ -37,7 +37,7 @@ class PPO:
         self.averaged_mean = averaged_mean
         self.obs_normalizer = obs_normalizer
         self.critic_normalizer = critic_normalizer
-        self.amp_device = amp_device_type(cfg.amp, self.device)  # None: float32 (trainers.ppo.mixed_precision)
+        self.amp_device = amp_device_type(cfg.amp, self.device)  # None: float32 (trainers.common.mixed_precision)
         self.params = list(policy.parameters())
         self.graphed = None
         if cfg.cuda_graph and self.device.type == "cuda":
@@ -59,7 +59,7 @@ class PPO:
         return self.amp_device is not None
 
     def autocast(self):
-        """bf16 autocast when :attr:`amp`; a no-op otherwise. What stays float32: :mod:`.mixed_precision`."""
+        """bf16 autocast when :attr:`amp`; a no-op otherwise. What stays float32: :mod:`trainers.common.mixed_precision`."""
         # no weight-cast cache under CUDA graphs: the same code runs inside the capture
         return bf16_autocast(self.amp_device, cache_enabled=self.graphed is None)
 
