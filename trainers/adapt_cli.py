@@ -85,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
     from trainers.cli_checks import UsageError, check_device, check_env_kwargs, check_task, fail
     from trainers.common.checkpoint import CheckpointError
     from trainers.common.runs import RunError, find_run
+    from trainers.learners import LEARNERS
     from trainers.ppo import adapt as ad
     from trainers.ppo.config import ConfigError
 
@@ -97,13 +98,14 @@ def run(args: argparse.Namespace) -> int:
                                   tolerance=args.tolerance, metric=args.metric, eval_seed=args.eval_seed,
                                   report_seed=args.report_seed, report_episodes=args.report_episodes)
         source = find_run(args.run, "adapt")
-        if source.kind != "ppo":
-            raise UsageError(f"{args.run} is an SB3 run; adapt fine-tunes bundled-PPO runs (unilab train --algo ppo)")
+        learner = LEARNERS[source.kind]
+        if not learner.ppo_checkpoint:
+            raise UsageError(f"{args.run} is {learner.what}; adapt fine-tunes bundled-PPO runs (unilab train --algo ppo)")
         out = Path(args.out) if args.out else Path("runs") / f"adapt_{source.folder.resolve().name}"
         ad.check_out(out, source.folder)
         sim2real = ad.parse_sim2real(args.sim2real)
         if args.identified:
-            from unilab_envs.robot.identified import identified_profile, load_fit
+            from unilab_robot.identified import identified_profile, load_fit
 
             sim2real = identified_profile(sim2real, load_fit(args.identified), args.identified_spread)
         cfg = ad.train_config(source.path, sim2real, out, settings, overrides,

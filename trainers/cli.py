@@ -33,10 +33,8 @@ import os
 import sys
 from pathlib import Path
 
-from trainers.cli_checks import fail, report_training, step_count
-from trainers.offpolicy.cli import OFFPOLICY_ALGOS  # torch-free: the learner is imported when it trains
-
-SB3_ALGOS = ("sb3-ppo", "sb3-sac", "sb3-td3")
+from trainers.cli_checks import fail, step_count
+from trainers.learners import LEARNERS  # torch-free: a learner is imported when it is asked for
 
 
 class _Parser(argparse.ArgumentParser):
@@ -59,9 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
                        formatter_class=argparse.RawDescriptionHelpFormatter,
                        epilog="overrides: key=value pairs on the config, e.g. algo.learning_rate=3e-4 "
                               "policy.actor_hidden=[128,128] log.tensorboard=false")
-    t.add_argument("--algo", default="ppo", choices=("ppo", *OFFPOLICY_ALGOS, *SB3_ALGOS),
-                   help="trainer (default: ppo; sac / td3: the bundled off-policy learner, its replay buffer on the "
-                        "learner's device)")
+    t.add_argument("--algo", choices=LEARNERS.algos,
+                   help="trainer (default: ppo, or with --resume the run's own; sac / td3: the bundled off-policy "
+                        "learner, its replay buffer on the learner's device)")
     t.add_argument("--task", help="Gymnasium id, e.g. UniLab/Go1Joystick-v0 (the default) or HalfCheetah-v5; "
                                   "`unilab tasks` lists UniLab's. Your own task: module:Id (e.g. "
                                   "my_dog_joystick:MyLab/MyDogJoystick-v0) imports the module that registers it, "
@@ -175,7 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
                         description=adapt_cli.DESCRIPTION, epilog=adapt_cli.EPILOG)
     adapt_cli.add_arguments(ad)
 
-    from trainers import robot_cli
+    from unilab_robot import robot_cli
 
     rb = sub.add_parser("robot", help="the DDS robot bridge: a simulated robot (sim), a policy on the robot (run)",
                         description=robot_cli.DESCRIPTION)
@@ -197,162 +195,25 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _train(args: argparse.Namespace) -> int:
+    """``unilab train``: the learner ``--algo`` names (default: the ``--resume``d run's own, else ppo) trains."""
     import unilab_envs  # noqa: F401  thread policies before torch starts a parallel region; registers UniLab/*
-    from trainers.cli_checks import UsageError, check_device, check_env_kwargs, check_task
 
-    if args.algo in OFFPOLICY_ALGOS:
-        from trainers.offpolicy.cli import train_offpolicy
+    return _learner_to_train(args).load().train(args)
 
-        if int(os.environ.get("WORLD_SIZE", "1") or 1) > 1:
-            return fail("train", f"--algo {args.algo} is single-process; under torchrun use the bundled PPO (--algo ppo)")
-        return train_offpolicy(args, _claim_out)
-    if args.algo in SB3_ALGOS:
-        if int(os.environ.get("WORLD_SIZE", "1") or 1) > 1:
-            return fail("train", f"--algo {args.algo} is single-process; under torchrun use the bundled PPO "
-                                  f"(--algo ppo)")
-        if args.init_from:
-            return fail("train", f"--init-from starts the bundled PPO from a PPO run; --algo {args.algo} has no such option")
-        from trainers.ppo.config import DEFAULT_TASK
 
-        args.task = args.task or DEFAULT_TASK
+def _learner_to_train(args: argparse.Namespace):
+    """The registry's learner for ``--algo``; without it, the learner of the run ``--resume`` names, else PPO's."""
+    from trainers.common.runs import RunError, find_run
+
+    if args.algo:
+        return LEARNERS.for_algo(args.algo)
+    if args.resume:
         try:
-            check_task(args.task)
-            check_device(args.device or "auto")
-        except UsageError as e:
-            return fail("train", e)
-        from unilab_envs.config import ConfigError
-
-        args.num_envs = args.num_envs or 16
-        args.total_steps = args.total_steps or 1_000_000
-        args.out = args.out or str(Path("runs") / f"{args.task.replace('/', '_')}_{args.algo}")
-        if not args.print_config and not args.overwrite:  # refused now, before SB3's seconds of imports
-            code = _claim_out(args, args.out)
-            if code:
-                return code
-        if args.overwrite:  # moved aside once every setting is checked, right before the run folder is made
-            from trainers.common.run_folder import out_folder_problem
-
-            problem = out_folder_problem(args.out)  # no folder can be made there (a file): refused now all the same
-            if problem:
-                return fail("train", problem)
-            args.before_first_write = lambda: _move_aside(args, args.out)
-        from trainers.common.run_folder import RunFolderError
-        from trainers.common.signals import exit_status
-        from trainers.common.streams import fallback_output
-
-        with fallback_output(Path(args.out) / LOG_NAME):
-            try:
-                from trainers.sb3.cli import train_sb3  # lazy: SB3 (and its seconds of imports) only when asked for
-
-                path = train_sb3(args)  # checks every setting before it creates the run folder
-            except (ConfigError, RunFolderError) as e:
-                return fail("train", e)
-            except KeyboardInterrupt:  # during setup; once training runs, Ctrl-C stops it and saves (train_sb3)
-                print("unilab train: interrupted before the first env step; nothing was saved", file=sys.stderr)
-                return 130
-            print(f"model: {path}")
-            return exit_status(getattr(args, "stop_signal", None)) if getattr(args, "interrupted", False) else 0
-
-    from trainers.common.checkpoint import CheckpointError
-    from trainers.ppo.config import ConfigError, load_config, to_dict
-
-    flags = dict(num_envs=args.num_envs, total_steps=args.total_steps, device=args.device, seed=args.seed,
-                 out=args.out, torch_threads=args.torch_threads, init_from=args.init_from)
-    if args.resume and args.init_from:
-        return fail("train", UsageError("--resume continues a run, --init-from starts a new one from its weights: give one"))
-    if args.no_progress:
-        args.overrides = [*args.overrides, "log.progress=false"]
-    try:
-        if args.resume and not args.task and not args.config:
-            cfg = _config_from_checkpoint(args.resume, flags, args.overrides)
-        else:
-            cfg = load_config(args.task, args.config, args.overrides, **flags)
-        check_task(cfg.task)
-        check_device(cfg.device)
-        check_env_kwargs(cfg.task, cfg.env_kwargs, cfg.vectorization_mode)
-    except (ConfigError, CheckpointError, UsageError) as e:
-        return fail("train", e)
-    if args.print_config:
-        import yaml
-        print(yaml.safe_dump(to_dict(cfg), sort_keys=False), end="")
-        return 0
-    if int(os.environ.get("WORLD_SIZE", "1") or 1) <= 1:  # torchrun: a restarted group goes on in its folder
-        code = _claim_out(args, cfg.out_dir)
-        if code:
-            return code
-    from trainers.common.streams import fallback_output
-
-    with fallback_output(cfg.out_dir / LOG_NAME):
-        return _train_ppo(args, cfg)
-
-
-#: where a run's output goes once its stdout or stderr is closed (a dead ``tee``, a closed terminal)
-LOG_NAME = "train.log"
-
-
-def _claim_out(args: argparse.Namespace, out) -> int:
-    """Apply the run-folder rule (:mod:`trainers.common.run_folder`) to ``--out``; 0, or the exit status 2."""
-    from trainers.common.run_folder import RunFolderError
-
-    try:
-        _move_aside(args, out)
-    except RunFolderError as e:
-        return fail("train", e)
-    return 0
-
-
-def _move_aside(args: argparse.Namespace, out) -> None:
-    """The run-folder rule on ``--out``: :class:`~trainers.common.run_folder.RunFolderError` when it holds a
-    run this command may not write into; with ``--overwrite`` that run is moved aside (and said so)."""
-    from trainers.common.run_folder import check_out_folder
-
-    moved = check_out_folder(out, "train", resume=args.resume, reads=getattr(args, "init_from", None),
-                             overwrite=args.overwrite)
-    if moved is not None:
-        print(f"unilab train: --overwrite: moved the run in {out} aside to {moved}", file=sys.stderr)
-
-
-def _train_ppo(args: argparse.Namespace, cfg) -> int:
-    """The bundled PPO's run of the resolved ``cfg``; the exit status."""
-    from trainers.common.checkpoint import CheckpointError
-    from trainers.common.signals import exit_status
-    from trainers.ppo.config import ConfigError
-    from trainers.ppo.distributed import DistributedError
-    from trainers.ppo.faults import TrainingFault
-    from trainers.ppo.runner import train
-
-    try:
-        result = train(cfg, resume=args.resume, dist_timeout=args.dist_timeout)
-    except (CheckpointError, ConfigError) as e:
-        print(f"unilab train: {e}", file=sys.stderr)
-        return 2
-    except TrainingFault as e:  # a NaN/inf learner or a checkpoint that could not be written
-        return fail("train", e)
-    except DistributedError as e:
-        print(f"unilab train: distributed training aborted: {e}", file=sys.stderr, flush=True)
-        return 3
-    except KeyboardInterrupt:  # while the envs are built; once training runs, Ctrl-C stops it and saves
-        print("unilab train: interrupted before the first iteration; nothing was saved", file=sys.stderr)
-        return 130
-    status = exit_status(result.stop_signal) if result.interrupted else 0
-    if os.environ.get("RANK", "0") not in ("", "0"):
-        return status  # rank 0 reports
-    report_training(result, f"{result.iterations} iterations")
-    return status
-
-
-def _config_from_checkpoint(path: str, flags: dict, overrides: list[str]):
-    """The checkpoint's config with flags and overrides applied (``unilab train --resume ckpt``)."""
-    from trainers.common.checkpoint import load_checkpoint
-    from trainers.ppo.config import TrainConfig, deep_merge, from_dict, parse_overrides
-    from trainers.ppo.runner import CKPT_FORMAT, CKPT_VERSION
-
-    ckpt = load_checkpoint(path, CKPT_FORMAT, CKPT_VERSION, required=("config",))
-    data = deep_merge(ckpt["config"], {k: v for k, v in flags.items() if v is not None})
-    data = deep_merge(data, parse_overrides(overrides))
-    if str(data.get("task", "")).startswith("UniLab/"):
-        import unilab_envs  # noqa: F401
-    return from_dict(TrainConfig, data)
+            return LEARNERS[find_run(args.resume, "train").kind]
+        except RunError:  # not a run: the PPO loader says what is wrong with it
+            pass
+    args.algo = "ppo"
+    return LEARNERS.for_algo("ppo")
 
 
 def _tasks(args: argparse.Namespace) -> int:
@@ -393,7 +254,7 @@ def _distill(args: argparse.Namespace) -> int:
 
 def _robot(args: argparse.Namespace) -> int:
     """``unilab robot sim|run``: the DDS robot bridge (:mod:`trainers.robot_cli`)."""
-    from trainers.robot_cli import run
+    from unilab_robot.robot_cli import run
 
     return run(args)
 
@@ -445,18 +306,7 @@ def _eval(args: argparse.Namespace) -> int:
         print(terrain.line(), flush=True)
         kwargs.update(num_envs=terrain.episodes, env_kwargs=terrain.env_kwargs, skip_first=False)
     try:
-        if run.kind == "sb3":
-            from trainers.sb3.evaluate import evaluate_sb3
-
-            res = evaluate_sb3(run.path, **kwargs)
-        elif run.kind == "offpolicy":
-            from trainers.offpolicy.evaluate import evaluate_offpolicy
-
-            res = evaluate_offpolicy(run.path, **kwargs)
-        else:
-            from trainers.ppo.evaluate import evaluate
-
-            res = evaluate(run.path, **kwargs)
+        res = LEARNERS[run.kind].load().evaluate(run.path, **kwargs)
     except (CheckpointError, ConfigError, Sim2RealError) as e:
         return fail("eval", e)
     print(res.summary())
@@ -480,19 +330,8 @@ def _terrain_plan(run, args: argparse.Namespace):
 
 
 def _run_config(run) -> dict:
-    """The config a run trained with: the checkpoint's (bundled PPO; an off-policy checkpoint copied aside) or
-    ``config.yaml`` (SB3, off-policy)."""
-    if run.kind == "sb3" or (run.kind == "offpolicy" and (run.folder / "config.yaml").is_file()):
-        import yaml
-
-        return yaml.safe_load((run.folder / "config.yaml").read_text()) or {}
-    from trainers.common.checkpoint import load_checkpoint
-
-    if run.kind == "offpolicy":
-        from trainers.offpolicy.runner import CKPT_FORMAT, CKPT_VERSION
-    else:
-        from trainers.ppo.runner import CKPT_FORMAT, CKPT_VERSION
-    return load_checkpoint(run.path, CKPT_FORMAT, CKPT_VERSION, required=("config",))["config"]
+    """The config a run trained with (its learner's ``run_config`` hook)."""
+    return LEARNERS[run.kind].load().run_config(run)
 
 
 def _check_run_task(run) -> None:
@@ -518,15 +357,10 @@ def _eval_header(run, args: argparse.Namespace) -> str:
 def _check_commands(run) -> None:
     """``--commands`` needs a bundled-PPO run of a task with velocity commands (the joystick tasks);
     ``ValueError`` saying so otherwise. Reads the run's checkpoint, builds no env."""
-    if run.kind != "ppo":
-        what = "an SB3 run" if run.kind == "sb3" else "an off-policy run (--algo sac|td3)"
-        raise ValueError(f"--commands measures bundled-PPO runs only (this is {what}); leave out --commands")
-    from trainers.common.checkpoint import load_checkpoint
-    from trainers.ppo.joystick_eval import check_command_task
-    from trainers.ppo.runner import CKPT_FORMAT, CKPT_VERSION
-
-    config = load_checkpoint(run.path, CKPT_FORMAT, CKPT_VERSION, required=("config",))["config"]
-    check_command_task(str(config.get("task")))
+    learner = LEARNERS[run.kind]
+    if not learner.measures_commands:
+        raise ValueError(f"--commands measures bundled-PPO runs only (this is {learner.what}); leave out --commands")
+    learner.load().check_commands(run)
 
 
 def _video_path(args: argparse.Namespace, run_folder: Path) -> str | None:
@@ -568,22 +402,8 @@ def _export_in(args: argparse.Namespace, work: Path) -> int:
     if problem:  # a folder, a path under a file, a folder that cannot be written: one line, nothing written
         return fail("export", problem)
     try:
-        if run.kind == "sb3":
-            from trainers.sb3.export import ExportError, export_sb3_onnx
-
-            try:
-                path = export_sb3_onnx(run.path, out, opset=args.opset)
-            except ExportError as e:
-                return fail("export", e)
-        elif run.kind == "offpolicy":
-            from trainers.offpolicy.evaluate import export_offpolicy_onnx
-
-            path = export_offpolicy_onnx(run.path, out, opset=args.opset)
-        else:
-            from trainers.ppo.evaluate import export_onnx
-
-            path = export_onnx(run.path, out, opset=args.opset)
-    except (RunError, CheckpointError, ConfigError) as e:
+        path = LEARNERS[run.kind].load().export(run.path, out, opset=args.opset)
+    except (RunError, CheckpointError, ConfigError, ValueError) as e:
         return fail("export", e)
     from trainers.common.deploy_export import attach_for_run
     from trainers.common.precision import PrecisionError, PrecisionReport, reduce_run_precision
@@ -615,20 +435,21 @@ def _export_in(args: argparse.Namespace, work: Path) -> int:
 def _ship(args: argparse.Namespace) -> int:
     """``unilab ship RUN --out DIR``: a run as a policy folder (:mod:`trainers.common.ship`)."""
     from trainers.common.checkpoint import CheckpointError
-    from trainers.common.run_folder import RunFolderError, check_out_folder
+    from trainers.common.lifecycle import claim_run_folder
+    from trainers.common.run_folder import RunFolderError
+    from trainers.common.runs import find_run
     from trainers.common.ship import ship
     from trainers.ppo.config import ConfigError
 
     if not Path(args.run).exists():
         return fail("ship", f"{args.run} does not exist: pass the run folder `unilab train --out` wrote")
     try:
-        moved = check_out_folder(args.out, "ship", reads=args.run, overwrite=args.overwrite)
+        claim_run_folder(args.out, "ship", reads=args.run, overwrite=args.overwrite)
     except RunFolderError as e:
         return fail("ship", e)
-    if moved is not None:
-        print(f"unilab ship: --overwrite: moved {args.out} aside to {moved}", file=sys.stderr)
     try:
-        written = ship(args.run, args.out)
+        run = find_run(args.run, "ship")
+        written = ship(run, LEARNERS[run.kind], args.out)
     except (CheckpointError, ConfigError, ValueError, OSError) as e:
         return fail("ship", e)
     for path in written:

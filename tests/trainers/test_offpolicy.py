@@ -149,13 +149,13 @@ def test_eval_export_and_the_onnx_actor_of_a_sac_run(tmp_path, capsys):
 
     out = tmp_path / "run"
     assert cli.main(["train", "--algo", "sac", "--task", "UniLab/UR5Reach-v0", "--out", str(out), *TINY]) == 0
-    assert find_run(out).kind == "offpolicy"
+    assert find_run(out).kind == "sac"
     assert cli.main(["eval", str(out), "--episodes", "2", "--num-envs", "2", "--no-progress"]) == 0
     assert "episodes" in capsys.readouterr().out
     aside = tmp_path / "snapshots" / "snap_100.pt"  # a checkpoint copied out of its run folder: its format says whose
     aside.parent.mkdir()
     shutil.copy(out / "checkpoint.pt", aside)
-    assert find_run(aside).kind == "offpolicy"
+    assert find_run(aside).kind == "sac"
     assert cli.main(["eval", str(aside), "--episodes", "2", "--num-envs", "2", "--no-progress"]) == 0
     assert "on UniLab/UR5Reach-v0" in capsys.readouterr().out
     assert cli.main(["export", str(out)]) == 0

@@ -198,21 +198,3 @@ def test_a_model_saved_with_unbounded_observation_bounds_still_loads(tmp_path):
     with pytest.raises(ValueError, match="Observation spaces do not match"):
         load_model(PPO, tmp_path / "old.zip", env, device="cpu")
     env.close()
-
-
-def test_stop_request_first_signal_stops_second_ctrl_c_interrupts_and_a_save_is_never_cut():
-    import io
-    import signal
-
-    from trainers.sb3.callbacks import StopRequest
-
-    said = io.StringIO()
-    request = StopRequest(file=said)
-    request.handle(signal.SIGTERM)
-    assert request.requested and request.signal_name == "SIGTERM"
-    assert "SIGTERM: stopping after this env step, then saving (Ctrl-C again to stop now)" in said.getvalue()
-    with pytest.raises(KeyboardInterrupt):
-        request.handle(signal.SIGINT)
-    request.saving = True
-    request.handle(signal.SIGINT)  # while the files are written: a message, no KeyboardInterrupt
-    assert "SIGINT: saving the model and the learning curve, one moment" in said.getvalue()

@@ -1,11 +1,16 @@
-"""What a path given to ``unilab eval`` / ``unilab export`` is: a bundled-PPO run, an off-policy run, an SB3 run, or neither.
+"""What a path given to ``unilab eval`` / ``export`` / ``ship`` / ``train --resume`` is: which learner's run.
 
-A bundled-PPO run is a folder holding ``checkpoint.pt`` (or such a ``.pt`` file itself); an
-off-policy run (``--algo sac|td3``) the same with a ``config.yaml`` whose ``algo.kind`` is sac or td3;
-an SB3 run is a folder holding ``model.zip`` (or ``checkpoint.zip``) beside a
-``config.yaml`` whose ``algo`` is ``sb3-*`` (or such a zip itself). Telling them apart
-needs no torch or SB3 import, except for a ``.pt`` file with no run's ``config.yaml`` beside it (a
-checkpoint copied aside): that one's own ``format`` says whose it is.
+Every run folder says its kind in ``run.yaml`` (``kind: ppo | sac | td3 | distill | sb3``), written
+when the run starts (:func:`write_run_kind`, through :mod:`trainers.common.lifecycle`); the learner
+registry (:mod:`trainers.learners`) maps the kind to what evaluates, exports, ships and resumes it.
+
+Folders from before ``run.yaml`` (the shipped policies in ``policies/``, old runs) are recognized
+here and nowhere else (:func:`legacy_kind`): a folder holding ``model.zip`` (or ``checkpoint.zip``)
+beside a ``config.yaml`` whose ``algo`` is ``sb3-*`` is an SB3 run; one holding ``checkpoint.pt``
+is an off-policy run when its ``config.yaml``'s ``algo.kind`` is sac or td3, a distilled student
+when it holds ``distill.yaml``, else a bundled-PPO run. That needs no torch or SB3 import, except
+for a ``.pt`` file with no run's ``config.yaml`` beside it (a checkpoint copied aside): that one's
+own ``format`` says whose it is.
 """
 
 from __future__ import annotations
@@ -17,6 +22,10 @@ import yaml
 
 
 OFFPOLICY_FORMAT = "unilab-offpolicy"  # the ``format`` of an off-policy run's checkpoint (trainers/offpolicy/runner.py)
+#: the file in a run folder that names its kind
+KIND_FILE = "run.yaml"
+#: the run kinds (the learner registry, :mod:`trainers.learners`, has one entry for each)
+KINDS = ("ppo", "sac", "td3", "distill", "sb3")
 
 
 class RunError(ValueError):
@@ -25,8 +34,8 @@ class RunError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class Run:
-    kind: str   # "ppo", "offpolicy" or "sb3"
-    path: Path  # what the evaluator takes: the checkpoint file or run folder (ppo, offpolicy), the model zip (sb3)
+    kind: str   # one of KINDS
+    path: Path  # what the evaluator takes: the checkpoint file or run folder, the model zip (sb3)
 
     @property
     def folder(self) -> Path:
@@ -47,25 +56,53 @@ def sb3_model(path: Path) -> Path | None:
     return path if isinstance(cfg, dict) and str(cfg.get("algo", "")).startswith("sb3-") else None
 
 
-def is_offpolicy(folder: Path) -> bool:
-    """Whether ``folder``'s ``config.yaml`` is an off-policy run's (``algo.kind`` sac or td3: ``unilab train --algo sac|td3``)."""
+def write_run_kind(folder: str | Path, kind: str) -> Path:
+    """Write ``<folder>/run.yaml`` naming the run's ``kind`` (atomically)."""
+    from .atomic import atomic_write
+
+    if kind not in KINDS:
+        raise ValueError(f"unknown run kind {kind!r}; one of {KINDS}")
+    return atomic_write(Path(folder) / KIND_FILE, lambda tmp: Path(tmp).write_text(f"kind: {kind}\n"))
+
+
+def read_run_kind(folder: str | Path) -> str | None:
+    """The kind ``<folder>/run.yaml`` names, or ``None`` (no such file: a folder from before it)."""
+    try:
+        data = yaml.safe_load((Path(folder) / KIND_FILE).read_text()) or {}
+    except (OSError, yaml.YAMLError):
+        return None
+    kind = data.get("kind") if isinstance(data, dict) else None
+    return kind if kind in KINDS else None
+
+
+def _offpolicy_kind(folder: Path) -> str | None:
+    """``sac`` or ``td3`` when ``folder``'s ``config.yaml`` is an off-policy run's (``algo.kind``), else ``None``."""
     try:
         cfg = yaml.safe_load((folder / "config.yaml").read_text()) or {}
     except (OSError, yaml.YAMLError):
-        return False
+        return None
     algo = cfg.get("algo") if isinstance(cfg, dict) else None
-    return isinstance(algo, dict) and algo.get("kind") in ("sac", "td3")
+    kind = algo.get("kind") if isinstance(algo, dict) else None
+    return kind if kind in ("sac", "td3") else None
 
 
-def is_offpolicy_checkpoint(path: Path) -> bool:
-    """Whether the checkpoint file's own ``format`` is an off-policy run's (read memory-mapped: no tensor is copied)."""
+def _checkpoint_kind(path: Path) -> str:
+    """A checkpoint file's kind from its own ``format`` (read memory-mapped: no tensor is copied)."""
     import torch
 
     try:
         ckpt = torch.load(path, map_location="cpu", weights_only=False, mmap=True)
     except Exception:  # not a zip-format torch file, or corrupt: the PPO loader says what is wrong with it
-        return False
-    return isinstance(ckpt, dict) and ckpt.get("format") == OFFPOLICY_FORMAT
+        return "ppo"
+    if not isinstance(ckpt, dict) or ckpt.get("format") != OFFPOLICY_FORMAT:
+        return "ppo"
+    algo = (ckpt.get("config") or {}).get("algo") or {}
+    return "td3" if algo.get("kind") == "td3" else "sac"
+
+
+def legacy_kind(folder: Path) -> str:
+    """The kind of a run folder without ``run.yaml`` (the module docstring), given it holds ``checkpoint.pt``."""
+    return _offpolicy_kind(folder) or ("distill" if (folder / "distill.yaml").exists() else "ppo")
 
 
 def find_run(path: str | Path, command: str = "eval") -> Run:
@@ -81,12 +118,13 @@ def find_run(path: str | Path, command: str = "eval") -> Run:
     model = sb3_model(path)
     if model is not None:
         return Run("sb3", model)
+    folder = path if path.is_dir() else path.parent
     if path.is_file() and path.suffix != ".zip":
-        beside = (path.parent / "config.yaml").exists()
-        offpolicy = is_offpolicy(path.parent) if beside else is_offpolicy_checkpoint(path)
-        return Run("offpolicy" if offpolicy else "ppo", path)
+        if (folder / "config.yaml").exists():
+            return Run(read_run_kind(folder) or legacy_kind(folder), path)
+        return Run(_checkpoint_kind(path), path)
     if path.is_dir() and (path / "checkpoint.pt").exists():
-        return Run("offpolicy" if is_offpolicy(path) else "ppo", path)
+        return Run(read_run_kind(path) or legacy_kind(path), path)
     if path.suffix == ".zip":
         problem = f"{path} is not an SB3 run's model: no config.yaml naming an sb3-* algo beside it"
     else:

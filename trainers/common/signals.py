@@ -1,11 +1,13 @@
 """Routing Ctrl-C (SIGINT), SIGTERM and SIGHUP to a training loop's handler, and back.
 
-Both trainers stop the same way (the bundled PPO's ``Runner`` and the SB3 CLI's
-``StopRequest``): the first signal asks the loop to stop at its next boundary, a second
-Ctrl-C raises ``KeyboardInterrupt``. What they share is installing their handler, putting
-the previous handlers back, the exit status a stopped run ends with (``128 + signal``:
-130, 143, 129, as a shell reports a process the signal killed) and :func:`say`, which
-prints a handler's message without letting a dead or busy stream raise into the loop.
+Every learner stops the same way (PPO, SAC / TD3, distillation, the SB3 adapter), through one
+:class:`StopRequest`: the first signal asks the loop to stop at its next boundary (an iteration,
+an env step) and says so, a second Ctrl-C raises ``KeyboardInterrupt`` at once, and while the run
+saves (:attr:`StopRequest.saving`) a signal only says that the save is under way. Also here:
+installing the handler and putting the previous ones back (:func:`route_stop_signals`), the exit
+status a stopped run ends with (``128 + signal``: 130, 143, 129, as a shell reports a process the
+signal killed) and :func:`say`, which prints a handler's message without letting a dead or busy
+stream raise into the loop.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from __future__ import annotations
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TextIO
 
 #: the signals a training run treats as "stop and save" (SIGHUP: the terminal or ssh session went away)
 STOP_SIGNALS = tuple(s for s in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s is not None)
@@ -25,12 +29,12 @@ def exit_status(signum: int | None) -> int:
     return 128 + int(signum) if signum else 128 + int(signal.SIGINT)
 
 
-def say(message: str) -> None:
+def say(message: str, file: TextIO | None = None) -> None:
     """Print ``message`` on stderr from a signal handler. A write can fail there (the stream's reader
     is gone, or the handler interrupted a write to the same stream: "reentrant call"); the message
     is advisory, and raising would end the loop where the handler interrupted it, so it is dropped."""
     try:
-        print(message, file=sys.stderr, flush=True)
+        print(message, file=file or sys.stderr, flush=True)
     except (OSError, RuntimeError, ValueError):
         pass
 
@@ -53,3 +57,57 @@ def route_stop_signals(handler: Callable) -> Callable[[], None]:
             if h is not None:  # None: a handler installed from C, which Python cannot reinstall
                 signal.signal(s, h)
     return restore
+
+
+class StopRequest:
+    """Ctrl-C, SIGTERM or SIGHUP during a training run (the module docstring).
+
+    ``boundary()`` names where the loop stops (``"iteration 12"``, ``"this env step"``): the first
+    signal sets :attr:`requested` and says ``[unilab] SIGTERM: finishing <boundary>, then saving
+    (Ctrl-C again to stop now)``; the loop checks :attr:`requested` at each boundary. A second
+    Ctrl-C raises ``KeyboardInterrupt``. While :attr:`saving` is True, signals only say that the save
+    is under way, so a checkpoint is never left half written. :attr:`signum` is the first signal
+    (the exit status names it: :attr:`exit_status`).
+    """
+
+    def __init__(self, boundary: Callable[[], str] = lambda: "this step", file: TextIO | None = None):
+        self.boundary, self.file = boundary, file
+        self.requested = False
+        self.saving = False
+        self.signum: int | None = None
+
+    @property
+    def signal_name(self) -> str | None:
+        """The first stop signal's name (``"SIGTERM"``), or ``None``."""
+        return None if self.signum is None else signal.Signals(self.signum).name
+
+    def request(self, signum: int | None = None) -> None:
+        """Ask the loop to stop at its next boundary (what a signal does, without a message)."""
+        self.requested = True
+        self.signum = self.signum or signum
+
+    def handle(self, signum: int, frame=None) -> None:
+        """The signal handler :func:`stop_on_signals` installs."""
+        name = signal.Signals(signum).name
+        if self.saving:
+            say(f"\n[unilab] {name}: saving the checkpoint and the learning curve, one moment", self.file)
+            return
+        if self.requested and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        self.request(signum)
+        say(f"\n[unilab] {name}: finishing {self.boundary()}, then saving (Ctrl-C again to stop now)", self.file)
+
+    def exit_status(self, interrupted: bool) -> int:
+        """0 for a run that was not interrupted, else :func:`exit_status` of the first signal."""
+        return exit_status(self.signum) if interrupted else 0
+
+
+@contextmanager
+def stop_on_signals(request: StopRequest) -> Iterator[StopRequest]:
+    """Route :data:`STOP_SIGNALS` to ``request.handle`` inside the block (main thread only; elsewhere
+    nothing changes), and put the previous handlers back after it."""
+    restore = route_stop_signals(request.handle)
+    try:
+        yield request
+    finally:
+        restore()

@@ -6,7 +6,8 @@
 
 Mistakes (a missing teacher, a group the env lacks, a student observation holding a privileged
 group, an unknown config key, an ``--out`` holding a run) end in one line on stderr and exit
-status 2, before any folder is written.
+status 2, before any folder is written. The run folder, the output fallback, the stop signals and
+the closing lines are every learner's (:mod:`trainers.common.lifecycle`).
 """
 
 from __future__ import annotations
@@ -83,7 +84,8 @@ def run(args: argparse.Namespace) -> int:
     from trainers.cli_checks import UsageError, check_device, check_task, fail
     from trainers.common.checkpoint import CheckpointError
     from trainers.common.envs import Sim2RealError
-    from trainers.common.run_folder import RunFolderError, check_out_folder
+    from trainers.common.lifecycle import claim_run_folder, output_to_log
+    from trainers.common.run_folder import RunFolderError
     from trainers.ppo.config import ConfigError
 
     from .dagger import Distiller
@@ -96,18 +98,17 @@ def run(args: argparse.Namespace) -> int:
         check_task(student_task(args))
         cfg, dcfg = build_configs(args)
         check_device(cfg.device)
-        moved = check_out_folder(cfg.out_dir, "distill", reads=args.teacher, overwrite=args.overwrite)
-        if moved is not None:
-            print(f"unilab distill: --overwrite: moved {cfg.out_dir} aside to {moved}", file=sys.stderr)
+        claim_run_folder(cfg.out_dir, "distill", reads=args.teacher, overwrite=args.overwrite)
         if cfg.init_from and not Path(cfg.init_from).exists():
             raise UsageError(f"--init-from {cfg.init_from} does not exist: pass a run folder or its checkpoint.pt")
         distiller = Distiller(cfg, dcfg)
     except (ConfigError, CheckpointError, UsageError, GroupError, RunFolderError, Sim2RealError, ValueError) as e:
         return fail("distill", e)
-    try:
-        result = distiller.learn()
-    finally:
-        distiller.close()
-    print(f"distilled {result.iterations} iterations ({result.env_steps} steps) in {result.wall_time:.0f} s; "
-          f"checkpoint {result.checkpoint}. Evaluate: unilab eval {result.out_dir}")
-    return result.exit_status
+    with output_to_log(cfg.out_dir):  # a closed stdout/stderr goes on in <out>/train.log, as for unilab train
+        try:
+            result = distiller.learn()
+        finally:
+            distiller.close()
+        print(f"distilled {result.iterations} iterations ({result.env_steps} steps) in {result.wall_time:.0f} s; "
+              f"checkpoint {result.checkpoint}. Evaluate: unilab eval {result.out_dir}")
+        return result.exit_status

@@ -19,12 +19,16 @@ PPO (its critic starts untrained). Run folder::
     checkpoint.pt      bundled-PPO format, written atomically (also every log.save_interval iterations)
     progress.csv, tb/  per iteration: distill/loss, distill/action_error (RMS, student vs teacher on the
                        rollout, before the fit), distill/beta, episode/return, episode/length, env/terrain_level
+    run.yaml           the run kind (``kind: distill``: eval, export and ship read it as a bundled-PPO run)
+    learning_curve.png written at the end (also after Ctrl-C)
+
+The run's plumbing (files, start line, SIGINT / SIGTERM / SIGHUP: finish the iteration and save,
+the progress bar, checkpoint cadence, the curve) is every learner's: :mod:`trainers.common.lifecycle`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import signal
 import sys
 import time
 from pathlib import Path
@@ -32,24 +36,24 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import torch
-import yaml
 from torch import nn
 
 from unilab_envs.threads import torch_thread_count
 
 from ..common.checkpoint import save_checkpoint
 from ..common.device import resolve_device
+from ..common.lifecycle import Cadence, learning_curve, start_line, stopped_line, write_run_files
 from ..common.logging import RunLogger
+from ..common.normalizers import EmpiricalNormalizer
+from ..common.progress import Progress
+from ..common.signals import StopRequest, route_stop_signals
 from ..ppo.checkpoint_format import CKPT_FORMAT, CKPT_VERSION
 from ..ppo.collector import critic_input
 from ..ppo.config import ConfigError, TrainConfig, to_dict
 from ..ppo.envs import env_dims, make_vec_env
 from ..ppo.image_encoder import with_image_groups
-from ..ppo.models import EmpiricalNormalizer
 from ..ppo.runner import build_learner
 from .config import DistillConfig
-from trainers.common.signals import exit_status, route_stop_signals, say
-
 from .observations import check_student_observation, clean_observation_tap, env_groups, teacher_index
 from .teacher import Teacher
 
@@ -208,54 +212,50 @@ class Distiller:
                                CKPT_VERSION)
 
     def learn(self) -> DistillResult:
-        """Distill for ``cfg.num_iterations`` iterations; Ctrl-C stops after saving."""
+        """Distill for ``cfg.num_iterations`` iterations; a stop signal finishes the iteration and saves."""
         cfg = self.cfg
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        (self.out_dir / "config.yaml").write_text(yaml.safe_dump(to_dict(cfg), sort_keys=False))
-        (self.out_dir / "distill.yaml").write_text(yaml.safe_dump(
-            {**to_dict(self.dcfg), "teacher_task": self.teacher.task, "teacher_groups": [g for g, _ in self.teacher.groups]},
-            sort_keys=False))
+        write_run_files(self.out_dir, "distill", to_dict(cfg), distill={
+            **to_dict(self.dcfg), "teacher_task": self.teacher.task, "teacher_groups": [g for g, _ in self.teacher.groups]})
         logger = RunLogger(self.out_dir, cfg.log.csv, cfg.log.tensorboard)
-        print(f"[unilab] distill {self.teacher.run} ({self.teacher.task}) into a student on {cfg.task}: "
-              f"{cfg.num_envs} envs, {cfg.num_iterations} iterations, device {self.device}, out {self.out_dir}",
-              flush=True)
+        print(start_line(cfg.task, "distill", self.device, cfg.num_envs, self.out_dir,
+                         f"distilling {self.teacher.run} ({self.teacher.task})", cfg.total_steps, cfg.sim2real), flush=True)
         obs, info = self.env.reset(seed=cfg.seed)
         started, stats, interrupted = time.perf_counter(), {}, False
-        stop: list[int] = []  # the stop signal, once one came: finish the iteration, save, exit (as unilab train)
-
-        def on_signal(signum, frame):
-            if stop and signum == signal.SIGINT:
-                raise KeyboardInterrupt
-            stop.append(signum)
-            say(f"[unilab] {signal.Signals(signum).name}: stopping after this iteration (Ctrl-C again: now)")
-
-        restore = route_stop_signals(on_signal)
+        request = StopRequest(lambda: f"iteration {self.iteration + 1}")
+        progress = Progress(cfg.task, cfg.num_iterations * cfg.steps_per_iteration, bar=cfg.log.progress)
+        saves = Cadence(cfg.log.save_interval)
+        restore = route_stop_signals(request.handle)
         try:
-            while self.iteration < cfg.num_iterations and not stop:
-                beta = self.dcfg.beta_at(self.iteration)
-                obs, info, stats = self.rollout(obs, info, beta)
-                stats.update(self.fit())
-                self.iteration += 1
-                self.env_steps += cfg.steps_per_iteration
-                stats["perf/wall_s"] = time.perf_counter() - started
-                logger.log(self.env_steps, self.iteration, stats)
-                if self.iteration % max(1, cfg.num_iterations // 20) == 0 or self.iteration == cfg.num_iterations:
-                    print(f"[distill] it {self.iteration}/{cfg.num_iterations} beta {beta:.2f} action error "
-                          f"{stats['distill/action_error']:.4f} loss {stats['distill/loss']:.5f} return "
-                          f"{stats.get('episode/return', float('nan')):.3g}", flush=True)
-                if self.iteration % cfg.log.save_interval == 0:
-                    self.save(time.perf_counter() - started)
-        except KeyboardInterrupt:
-            interrupted = True
-            print(f"[unilab] interrupted at iteration {self.iteration}; saving", file=sys.stderr)
+            try:
+                while self.iteration < cfg.num_iterations and not request.requested:
+                    beta = self.dcfg.beta_at(self.iteration)
+                    obs, info, stats = self.rollout(obs, info, beta)
+                    stats.update(self.fit())
+                    self.iteration += 1
+                    self.env_steps += cfg.steps_per_iteration
+                    stats["perf/wall_s"] = time.perf_counter() - started
+                    logger.log(self.env_steps, self.iteration, stats)
+                    progress.advance(cfg.steps_per_iteration, lambda: _postfix(stats), force=True)
+                    if saves.due(self.iteration):
+                        self.save(time.perf_counter() - started)
+                        saves.done(self.iteration)
+                interrupted = request.requested
+            except KeyboardInterrupt:
+                interrupted = True
+            finally:
+                progress.close()
+                logger.close()
+            request.saving = True  # a signal now waits for the checkpoint to be written
+            wall = time.perf_counter() - started
+            path = self.save(wall)
         finally:
             restore()
-            logger.close()
-        interrupted = interrupted or bool(stop)
-        wall = time.perf_counter() - started
-        path = self.save(wall)
-        status = exit_status(stop[0] if stop else None) if interrupted else 0
-        return DistillResult(self.out_dir, path, self.iteration, self.env_steps, wall, interrupted, stats, status)
+        if interrupted:
+            print(stopped_line(self.out_dir, f"iteration {self.iteration} ({self.env_steps} steps)", path),
+                  file=sys.stderr, flush=True)
+        learning_curve(self.out_dir, f"{cfg.task} (distilled from {self.teacher.task})", cfg.log.plot and cfg.log.csv)
+        return DistillResult(self.out_dir, path, self.iteration, self.env_steps, wall, interrupted, stats,
+                             request.exit_status(interrupted))
 
     def close(self) -> None:
         if self.owns_env and getattr(self, "env", None) is not None:
@@ -269,3 +269,9 @@ def distill(cfg: TrainConfig, dcfg: DistillConfig, env: gym.vector.VectorEnv | N
         return distiller.learn()
     finally:
         distiller.close()
+
+
+def _postfix(stats: dict) -> str:
+    """The progress bar's postfix: the teacher's share, the action error, the loss, the return."""
+    return (f"beta={stats['distill/beta']:.2f} error={stats['distill/action_error']:.4f} "
+            f"loss={stats['distill/loss']:.5f} ret={stats.get('episode/return', float('nan')):.3g}")

@@ -2,27 +2,37 @@
 
 Flags and ``key=value`` overrides layer onto :class:`~trainers.offpolicy.config.OffPolicyConfig` as
 PPO's do (:func:`~trainers.offpolicy.config.load_offpolicy_config`); ``--resume`` continues a run from
-its checkpoint (the config it was trained with, then the flags); the run-folder rule and
-``--overwrite`` are PPO's. Ctrl-C (or SIGTERM) stops the run and saves its checkpoint.
+its checkpoint (the config it was trained with, then the flags). The run folder, the output
+fallback, the stop signals (SIGINT, SIGTERM, SIGHUP: finish the env step, save, exit 128 + signal)
+and the closing lines are every learner's (:mod:`trainers.common.lifecycle`).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 OFFPOLICY_ALGOS = ("sac", "td3")
 
 
-def train_offpolicy(args: argparse.Namespace, claim_out) -> int:
-    """Run ``unilab train`` for ``args.algo`` in :data:`OFFPOLICY_ALGOS`; the exit status.
-    ``claim_out(args, out)``: the CLI's run-folder rule, 0 or an exit status."""
-    from trainers.cli_checks import UsageError, check_device, check_task, fail, report_training
+def train_offpolicy(args: argparse.Namespace) -> int:
+    """Run ``unilab train`` for ``args.algo`` in :data:`OFFPOLICY_ALGOS` (or ``--resume`` of such a run); the exit status."""
+    from trainers.cli_checks import UsageError, check_device, check_task, fail
     from trainers.common.checkpoint import CheckpointError
+    from trainers.common.lifecycle import claim_run_folder, output_to_log
+    from trainers.common.run_folder import RunFolderError
     from trainers.offpolicy.config import OffPolicyConfig, load_offpolicy_config
     from trainers.offpolicy.runner import load_run_config
     from unilab_envs.config import ConfigError, deep_merge, from_dict, parse_overrides, to_dict
 
+    if not args.algo:  # `unilab train --resume RUN` of an off-policy run: its own algo
+        try:
+            args.algo = load_run_config(args.resume).algo.kind
+        except CheckpointError as e:
+            return fail("train", e)
+    if int(os.environ.get("WORLD_SIZE", "1") or 1) > 1:
+        return fail("train", f"--algo {args.algo} is single-process; under torchrun use the bundled PPO (--algo ppo)")
     if args.init_from:
         return fail("train", f"--init-from starts the bundled PPO from a PPO run; --algo {args.algo} has no such option")
     overrides = [*args.overrides, "log.progress=false"] if args.no_progress else list(args.overrides)
@@ -43,11 +53,22 @@ def train_offpolicy(args: argparse.Namespace, claim_out) -> int:
 
         print(yaml.safe_dump(to_dict(cfg), sort_keys=False), end="")
         return 0
-    code = claim_out(args, cfg.out_dir)
-    if code:
-        return code
+    try:
+        claim_run_folder(cfg.out_dir, resume=args.resume, overwrite=args.overwrite)
+    except RunFolderError as e:
+        return fail("train", e)
+    with output_to_log(cfg.out_dir):
+        return _run(args, cfg)
+
+
+def _run(args: argparse.Namespace, cfg) -> int:
+    """The off-policy run of the resolved ``cfg``; the exit status."""
+    from trainers.cli_checks import fail
+    from trainers.common.checkpoint import CheckpointError
+    from trainers.common.lifecycle import report
     from trainers.common.signals import exit_status
     from trainers.offpolicy.runner import train
+    from unilab_envs.config import ConfigError
 
     try:
         result = train(cfg, resume=args.resume)
@@ -56,6 +77,6 @@ def train_offpolicy(args: argparse.Namespace, claim_out) -> int:
     except KeyboardInterrupt:
         print("unilab train: interrupted before the first env step; nothing was saved", file=sys.stderr)
         return 130
-    report_training(result, f"{result.updates} updates")
-    return exit_status(None) if result.interrupted else 0
+    report(result, f"{result.updates} updates")
+    return exit_status(result.stop_signal) if result.interrupted else 0
 

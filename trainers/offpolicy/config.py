@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from trainers.common.lifecycle import STOP_MIN_EPISODES
 from unilab_envs.config import ConfigError, deep_merge, from_dict, parse_overrides, require
-from unilab_envs.config.yaml_io import load_yaml, read_yaml
+from unilab_robot.config.yaml_io import load_yaml, read_yaml
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
 KINDS = ("sac", "td3")
@@ -89,7 +90,7 @@ class OffPolicyAlgo:
     # a distributional (C51) critic, e.g. {num_atoms: 101, v_min: -10, v_max: 10}; null: the scalar critic
     distributional: DistributionalCritic | None = None
     bf16: bool = True  # autocast the update's forward passes to bfloat16 on CUDA (where the GPU has bf16)
-    # the same on a CPU with native bf16 arithmetic (AVX512-BF16 / AMX, Arm BF16; trainers.ppo.mixed_precision);
+    # the same on a CPU with native bf16 arithmetic (AVX512-BF16 / AMX, Arm BF16; trainers.common.mixed_precision);
     # opt-in: the recipes were measured in float32; a CPU without it warns and stays float32
     bf16_cpu: bool = False
     # left/right symmetry (legged tasks with a mirror map: task.mirror): none, or augment (each minibatch is
@@ -168,7 +169,7 @@ class OffPolicyStop:
     comes first of those set."""
 
     success_rate: float | None = None
-    min_episodes: int = 256
+    min_episodes: int = STOP_MIN_EPISODES  # every learner's default (trainers.common.lifecycle)
     eval: OffPolicyEvalStop | None = None
 
     def __post_init__(self) -> None:

@@ -13,8 +13,9 @@ number from the first time the rolling training success reaches its threshold: l
 wrappers as the env steps; the levels the env reports (``info["profile_level"]``, ``push_level``,
 ``terrain_level``) are logged as ``env/<key>``, their mean at the last step. Every
 ``log.every_steps`` a row goes to ``progress.csv`` / TensorBoard; every
-``log.checkpoint_every_steps`` and at the end (and on Ctrl-C) ``checkpoint.pt`` is written
-atomically (``config.yaml`` when it starts), with the env's state, the RNGs, the learner, its optimizers and normalizers, and
+``log.checkpoint_every_steps`` and at the end (and on Ctrl-C, SIGTERM or SIGHUP, after the env step
+in progress) ``checkpoint.pt`` is written atomically (``config.yaml`` and ``run.yaml`` when it starts:
+the run's plumbing is every learner's, :mod:`trainers.common.lifecycle`), with the env's state, the RNGs, the learner, its optimizers and normalizers, and
 the replay buffer when ``log.save_replay`` (then a resumed run continues bit for bit; without
 it, resume says the buffer refills). At the end: ``learning_curve.png``.
 
@@ -26,7 +27,7 @@ evaluation episodes of its own envs (``stop.eval``; :meth:`OffPolicyRunner.evalu
 
 from __future__ import annotations
 
-import signal
+import sys
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -35,16 +36,17 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import torch
-import yaml
 
-from trainers.common.atomic import atomic_write
 from trainers.common.checkpoint import CheckpointError, load_checkpoint, save_checkpoint, to_numpy, to_tensors
 from trainers.common.device import resolve_device
 from trainers.common.envs import autoreset_mode, final_rows, make_vec_env
 from trainers.common.evaluation import EvalResult, run_episodes
+from trainers.common.lifecycle import RECENT_EPISODES, Cadence, learning_curve, start_line, stopped_line, write_run_files
 from trainers.common.logging import RunLogger
 from trainers.common.plotting import CURRICULA
+from trainers.common.progress import Progress
 from trainers.common.runs import OFFPOLICY_FORMAT
+from trainers.common.signals import StopRequest, route_stop_signals
 from trainers.common.stall import StallDetector
 from trainers.offpolicy.config import OffPolicyConfig
 from trainers.offpolicy.exploration import CorrelatedNoise
@@ -73,6 +75,7 @@ class OffPolicyResult:
     learning_curve: Path | None
     interrupted: bool = False
     stop_reason: str | None = None
+    stop_signal: int | None = None  # the signal that stopped an interrupted run (None: a second Ctrl-C, or none)
 
 
 class OffPolicyRunner:
@@ -111,7 +114,7 @@ class OffPolicyRunner:
         obs, info = self.env.reset(seed=cfg.seed)
         self.obs, self.priv = _own(obs), _own(info.get("privileged_obs") if self.critic_extra else None)
         self.ep_ret, self.ep_len = np.zeros(cfg.num_envs), np.zeros(cfg.num_envs, dtype=np.int64)
-        self.finished: deque = deque(maxlen=200)  # (return, length, success) of recent episodes
+        self.finished: deque = deque(maxlen=RECENT_EPISODES)  # (return, length, success) of recent episodes
         self.stall = StallDetector(cfg.log.stall_steps)  # says when success stays 0 and the return flat
         self.episodes_done = 0
         self.term_sums: dict[str, float] = {}  # reward/<term> and reward/total summed since the last log row
@@ -122,6 +125,8 @@ class OffPolicyRunner:
         self.eval_stats: dict[str, float] = {}  # the last evaluation (stop.eval): eval/success, eval/return, eval/env_steps
         if cfg.stop.eval is not None:
             self.eval_stats = {"eval/success": float("nan"), "eval/return": float("nan"), "eval/env_steps": 0}
+        self.stop_request = StopRequest(lambda: "this env step")  # Ctrl-C, SIGTERM, SIGHUP
+        self.resumed = resume
         if resume is not None:
             self.load(resume)
 
@@ -288,66 +293,76 @@ class OffPolicyRunner:
 
     def train(self) -> OffPolicyResult:
         cfg, start, logger = self.cfg, time.time(), None
-        self.out.mkdir(parents=True, exist_ok=True)
-        atomic_write(self.out / "config.yaml", lambda tmp: Path(tmp).write_text(yaml.safe_dump(to_dict(cfg), sort_keys=False)))
+        write_run_files(self.out, cfg.algo.kind, to_dict(cfg))
         need = replay_bytes(self.replay.rows * cfg.num_envs, self.replay.obs.shape[-1], self.replay.action.shape[-1], self.critic_extra)
         mirrored = f"; minibatches of {cfg.algo.batch_size} plus their mirror images" if self.mirror is not None else ""
         bf16 = "; updates under bf16 autocast" if self.learner.precision_device else ""
+        begins = f"resuming {self.resumed} at {self.env_steps} env steps" if self.resumed is not None else "a new run"
+        print(start_line(cfg.task, cfg.algo.kind, self.device, cfg.num_envs, self.out, begins, cfg.total_steps,
+                         cfg.sim2real), flush=True)
         print(f"[unilab] {cfg.algo.kind} on {self.device}: replay buffer {self.replay.rows * cfg.num_envs} transitions, "
               f"{need / 2**20:.1f} MiB on {self.device}; {cfg.iterations} batch steps of {cfg.num_envs} envs{mirrored}{bf16}",
               flush=True)
         logger = RunLogger(self.out, csv_log=cfg.log.csv, tensorboard=cfg.log.tensorboard,
                            resume_step=self.env_steps if self.env_steps else None)
-        bar = _progress(cfg, self.env_steps)
+        progress = Progress(cfg.task, cfg.iterations * cfg.num_envs, self.env_steps, bar=cfg.log.progress)
         stop_reason, logged_at = None, None
-        interrupted, stats, next_log, next_ckpt = False, {}, self._next(cfg.log.every_steps), self._next(cfg.log.checkpoint_every_steps)
-        next_eval = self._next(cfg.stop.eval.every_steps) if cfg.stop.eval is not None else None
-        previous = signal.getsignal(signal.SIGTERM)
-        signal.signal(signal.SIGTERM, signal.default_int_handler)
+        interrupted, stats = False, {}
+        logs = Cadence(cfg.log.every_steps, self.env_steps)
+        checkpoints = Cadence(cfg.log.checkpoint_every_steps, self.env_steps)
+        evals = Cadence(cfg.stop.eval.every_steps, self.env_steps) if cfg.stop.eval is not None else None
+        restore = route_stop_signals(self.stop_request.handle)
         try:
-            while self.env_steps < cfg.total_steps:
+            while self.env_steps < cfg.total_steps and not self.stop_request.requested:
                 self.collect()
                 if self.refilling and len(self.replay) >= cfg.algo.batch_size:
                     self.refilling = False
                 if not self.refilling:
                     stats = self.learn() or stats
-                if bar is not None:
-                    bar.update(cfg.num_envs)
+                progress.advance(cfg.num_envs, self._postfix)
                 self._watch_stall()
-                if next_eval is not None and self.env_steps >= next_eval:
+                if evals is not None and evals.due(self.env_steps):
                     stop_reason = self.eval_stop_reason()
-                    next_eval = self._next(cfg.stop.eval.every_steps)
-                if self.env_steps >= next_log:
+                    evals.done(self.env_steps)
+                if logs.due(self.env_steps):
                     logger.log(self.env_steps, self.iteration, self._row(stats, start))
-                    logged_at, next_log = self.env_steps, self._next(cfg.log.every_steps)
-                if self.env_steps >= next_ckpt:
+                    logged_at = self.env_steps
+                    logs.done(self.env_steps)
+                if checkpoints.due(self.env_steps):
                     self.save()
-                    next_ckpt = self._next(cfg.log.checkpoint_every_steps)
+                    checkpoints.done(self.env_steps)
                 stop_reason = stop_reason or self.stop_reason()
                 if stop_reason:
                     if logged_at != self.env_steps:  # the stop's own row, unless this step has just been logged
                         logger.log(self.env_steps, self.iteration, self._row(stats, start))
                     break
+            interrupted = self.stop_request.requested
         except KeyboardInterrupt:
             interrupted = True
         finally:
-            signal.signal(signal.SIGTERM, previous)
-            if bar is not None:
-                bar.close()
+            self.stop_request.saving = True  # a signal now waits for the checkpoint to be written
+            progress.close(self._postfix)
             path = self.save()
+            restore()
             logger.close()
             self.env.close()
             if self.eval_env is not None:
                 self.eval_env.close()
                 self.eval_env = None
-        curve = None
-        if cfg.log.plot and cfg.log.csv:
-            from trainers.common.plotting import plot_learning_curve
-
-            curve = plot_learning_curve(self.out / "progress.csv", self.out / "learning_curve.png", title=f"{cfg.task} ({cfg.algo.kind})")
+        if interrupted:
+            print(stopped_line(self.out, f"{self.env_steps} env steps", path), file=sys.stderr, flush=True)
+        curve = learning_curve(self.out, f"{cfg.task} ({cfg.algo.kind})", cfg.log.plot and cfg.log.csv)
         return OffPolicyResult(self.env_steps, self.learner.updates, time.time() - start,
                                {**stats, **self.episode_stats(), **self.eval_stats}, path, curve, interrupted,
-                               stop_reason)
+                               stop_reason, self.stop_request.signum if interrupted else None)
+
+    def _postfix(self) -> str:
+        """The progress bar's postfix: the recent episodes' return, length and success."""
+        s = self.episode_stats()
+        parts = [f"ret={s.get('episode/return', float('nan')):.3g}", f"len={s.get('episode/length', float('nan')):.0f}"]
+        if "episode/success" in s:
+            parts.append(f"succ={s['episode/success']:.0%}")
+        return " ".join(parts)
 
     def _watch_stall(self) -> None:
         """Say, once, when the rolling training success stays 0 and the return flat (:mod:`trainers.common.stall`)."""
@@ -406,9 +421,6 @@ class OffPolicyRunner:
 
         return run_episodes(self.eval_env, act, rule.episodes, rule.seed), steps
 
-    def _next(self, every: int) -> int:
-        return (self.env_steps // every + 1) * every
-
 
 def _own(array) -> np.ndarray | None:
     """A copy of an env's returned array that its next step cannot rewrite (None stays None)."""
@@ -427,14 +439,6 @@ def _recent_rows(saved: dict[str, torch.Tensor]) -> list[tuple[float, int, bool 
     """:func:`_recent_tensors` back as rows."""
     return [(float(r), int(n), None if int(s) < 0 else bool(s))
             for r, n, s in zip(saved["ret"].tolist(), saved["len"].tolist(), saved["success"].tolist())]
-
-
-def _progress(cfg: OffPolicyConfig, done: int):
-    if not cfg.log.progress:
-        return None
-    from tqdm.auto import tqdm
-
-    return tqdm(total=cfg.iterations * cfg.num_envs, initial=done, unit="step", unit_scale=True, dynamic_ncols=True)
 
 
 def load_run_config(path: str | Path) -> OffPolicyConfig:

@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from trainers.common.lifecycle import STOP_MIN_EPISODES
 from unilab_envs.config import ConfigError, deep_merge, from_dict, load_yaml, parse_overrides, require, to_dict
 from unilab_envs.config import read_yaml as _read_yaml
-from unilab_envs.deploy.history import HistoryConfig
+from unilab_robot.deploy.history import HistoryConfig
 
 __all__ = ["CONFIG_DIR", "DEFAULT_TASK", "AlgoConfig", "ConfigError", "ImageEncoderConfig", "ImageGroupConfig",
            "LogConfig", "PolicyConfig", "StopConfig",
@@ -166,7 +167,7 @@ class AlgoConfig:
     reward_clip: float = 10.0      # |normalized reward| bound (with reward_normalization)
     adam_eps: float = 1e-8         # Adam's epsilon (SB3 uses 1e-5)
     # bf16 autocast for the networks (collection and update) on CUDA and on CPUs with native bf16
-    # (AVX512-BF16 / AMX); float32 elsewhere. What stays float32: trainers.ppo.mixed_precision
+    # (AVX512-BF16 / AMX); float32 elsewhere. What stays float32: trainers.common.mixed_precision
     amp: bool = False
     # weight of the mirror loss (trainers.ppo.symmetry; 0: off): tasks with a left/right mirror map
     # (the legged joystick tasks' task.mirror) only
@@ -225,7 +226,7 @@ class StopConfig:
     """
 
     success_rate: float | None = None
-    min_episodes: int = 200
+    min_episodes: int = STOP_MIN_EPISODES  # every learner's default (trainers.common.lifecycle)
     patience: int = 1
 
     def __post_init__(self) -> None:

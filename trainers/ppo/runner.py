@@ -9,9 +9,13 @@ Run directory (``config.out``, default ``runs/<task>``)::
     learning_curve.png   written at the end (also after Ctrl-C)
     train.log            ``unilab train``'s output once its stdout/stderr closed (a dead tee); only then
 
-Ctrl-C (or SIGTERM, SIGHUP) asks the loop to stop at the end of the current iteration; it
-then saves a checkpoint, writes the curve and returns (a second Ctrl-C stops at once and
-saves the learner); ``unilab train`` exits with 128 + the signal's number.
+    run.yaml             the run kind (``kind: ppo``: what eval, export, ship and --resume ask the registry about)
+
+The run's plumbing (files, start line, stop signals, progress bar, checkpoint cadence, the
+curve) is every learner's: :mod:`trainers.common.lifecycle`. Ctrl-C (or SIGTERM, SIGHUP) asks
+the loop to stop at the end of the current iteration; it then saves a checkpoint, writes the
+curve and returns (a second Ctrl-C stops at once and saves the learner); ``unilab train``
+exits with 128 + the signal's number.
 A checkpoint holds the policy, normalizers, optimizer, lr, iteration, RNG state, the reward
 normalizer, the finished-episode windows and count (``episodes``: what the ``episode/*``
 stats and the ``stop:`` rule read), the stop rule's streak (``stop``) and, when the env
@@ -38,22 +42,23 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
-import signal
 import sys
 import time
 from pathlib import Path
 
 import gymnasium as gym
 import torch
-import yaml
 
 from unilab_envs.threads import torch_thread_count
 
 from ..common.checkpoint import CheckpointError, load_checkpoint, save_checkpoint, to_numpy, to_tensors
 from ..common.denormals import denormals_flushed
 from ..common.device import resolve_device
+from ..common.lifecycle import Cadence, learning_curve, start_line, stopped_line, write_run_files
 from ..common.logging import RunLogger
-from ..common.signals import route_stop_signals, say
+from ..common.normalizers import EmpiricalNormalizer
+from ..common.progress import Progress
+from ..common.signals import StopRequest, route_stop_signals
 from ..common.stall import StallDetector
 from .algorithm import PPO, linear_learning_rate
 from .checkpoint_format import CKPT_FORMAT, CKPT_VERSION, check_compatible  # noqa: F401 (re-exported)
@@ -63,7 +68,7 @@ from .early_stop import stop_callback
 from .envs import env_dims, make_vec_env
 from .faults import TrainingFault, close_log, nonfinite_message, write_failure, write_failure_message
 from .image_encoder import fix_image_columns, with_image_groups
-from .models import ActorCritic, EmpiricalNormalizer
+from .models import ActorCritic
 from .storage import RolloutStorage
 
 _REQUIRED = ("config", "dims", "algo", "iteration", "env_steps", "rng")
@@ -191,8 +196,7 @@ class Runner:
         self.iteration = 0
         self.env_steps = 0
         self.wall_time_before = 0.0
-        self._stop = False
-        self.stop_signal: int | None = None  # the first stop signal received (the exit status names it)
+        self.stop_request = StopRequest(lambda: f"iteration {self.iteration + 1}")  # Ctrl-C, SIGTERM, SIGHUP
         self._agreed_stop = False  # distributed: a stop every rank has seen
         self._started = 0.0
         self.stopper = stop_callback(cfg)  # the config's stop: rule (None: off); its streak is checkpointed
@@ -339,7 +343,16 @@ class Runner:
     # ------------------------------------------------------------------ loop
 
     def request_stop(self) -> None:
-        self._stop = True
+        self.stop_request.request()
+
+    @property
+    def _stop(self) -> bool:
+        return self.stop_request.requested
+
+    @property
+    def stop_signal(self) -> int | None:
+        """The first stop signal received (the exit status names it), or ``None``."""
+        return self.stop_request.signum
 
     def learn(self, resume: str | Path | None = None, callback=None) -> TrainResult:
         """Train to ``cfg.total_steps``, or until the config's ``stop:`` rule holds
@@ -365,7 +378,7 @@ class Runner:
             self.collector.reset(seed=cfg.seed + self.env_offset)
             self.algo.update_normalizers(*self.collector.initial_moments())
         if self.is_main:
-            (self.out_dir / "config.yaml").write_text(yaml.safe_dump(to_dict(cfg), sort_keys=False))
+            write_run_files(self.out_dir, "ppo", to_dict(cfg))
             logger = RunLogger(self.out_dir, cfg.log.csv, cfg.log.tensorboard,
                                resume_step=self.env_steps if resume is not None else None)
         else:
@@ -374,16 +387,14 @@ class Runner:
         spi = cfg.steps_per_iteration
         if self.is_main:
             print(self.header(resume), flush=True)
-        bar = None
-        if cfg.log.progress and self.is_main:
-            from tqdm.auto import tqdm
-            bar = tqdm(total=total_its * spi, initial=self.env_steps, unit="step", unit_scale=True,
-                       dynamic_ncols=True, desc=cfg.task, smoothing=0.1, mininterval=0.5)
-        restore = _install_stop_handlers(self)
+        progress = (Progress(cfg.task, total_its * spi, self.env_steps, bar=cfg.log.progress)
+                    if self.is_main else None)
+        restore = route_stop_signals(self.stop_request.handle)
         denormals_before = denormals_flushed()
         torch.set_flush_denormal(True)  # see trainers.common.denormals
         self._started = time.perf_counter()
-        last_save = time.perf_counter()
+        saves = Cadence(cfg.log.save_interval, self.iteration, cfg.log.save_minutes)
+        keeps = Cadence(cfg.log.keep_every, self.iteration) if cfg.log.keep_every else None
         stats: dict = {}
         stopper = self.stopper
         stop_reason = None
@@ -410,58 +421,50 @@ class Runner:
                 stalled = self.stall.observe(self.env_steps, stats.get("episode/return"), stats.get("episode/success"))
                 if stalled and self.is_main:
                     print(stalled, flush=True)
-                if bar is not None:
-                    bar.update(spi)
-                    bar.set_postfix_str(_postfix(stats), refresh=False)
-                elif self.is_main and (self.iteration % max(1, total_its // 20) == 0 or self.iteration == total_its):
-                    print(f"[{cfg.task}] it {self.iteration}/{total_its} steps {self.env_steps} {_postfix(stats)}",
-                          flush=True)
+                if progress is not None:
+                    progress.advance(spi, functools.partial(_postfix, stats), force=True)
                 if stopper is not None and self._agree(bool(stopper(self, stats))):
                     stop_reason = stopper.reason
                     break
                 if callback is not None and self._agree(bool(callback(self, stats))):
                     stop_reason = "the callback asked to stop"
                     break
-                due = (self.iteration % cfg.log.save_interval == 0
-                       or cfg.log.keep_every and self.iteration % cfg.log.keep_every == 0
-                       or cfg.log.save_minutes and time.perf_counter() - last_save > 60 * cfg.log.save_minutes)
+                due = saves.due(self.iteration) or keeps is not None and keeps.due(self.iteration)
                 if due and self.iteration < total_its:
                     self._save_or_stop()
-                    last_save = time.perf_counter()
+                    for cadence in (saves, keeps):
+                        if cadence is not None:
+                            cadence.done(self.iteration)
+            self.stop_request.saving = True  # a signal now waits for the checkpoint to be written
             ckpt_path = self._save_or_stop()
             interrupted = self._stopping()
         except KeyboardInterrupt:
             interrupted = True
+            self.stop_request.saving = True
             ckpt_path = self._save_or_stop(at_boundary=False)
         finally:
             restore()
             torch.set_flush_denormal(denormals_before)
-            if bar is not None:
-                bar.close()
+            if progress is not None:
+                progress.close()
             close_log(logger)
         if interrupted and self.is_main:
-            print(f"[unilab] stopped at iteration {self.iteration} ({self.env_steps} steps); checkpoint saved to "
-                  f"{ckpt_path}. Resume with: unilab train --resume {ckpt_path}", file=sys.stderr)
-        curve = None
-        if self.is_main and cfg.log.plot and cfg.log.csv and logger.csv_path.exists():
-            from ..common.plotting import plot_learning_curve
-            curve = plot_learning_curve(logger.csv_path, self.out_dir / "learning_curve.png", title=cfg.task)
+            print(stopped_line(self.out_dir, f"iteration {self.iteration} ({self.env_steps} steps)", ckpt_path),
+                  file=sys.stderr)
+        curve = learning_curve(self.out_dir, cfg.task, self.is_main and cfg.log.plot and cfg.log.csv)
         return TrainResult(self.out_dir, ckpt_path, self.iteration, self.env_steps,
                            self.wall_time_before + time.perf_counter() - self._started, interrupted, stats, curve,
                            stop_reason, self.stop_signal if interrupted else None)
 
     def header(self, resume: str | Path | None = None) -> str:
-        """The line a run starts with: task, device, envs, threads, profile, output folder, where it starts."""
-        from unilab_envs.threads import resolve_num_threads
-
-        from ..common.profile_label import profile_label
+        """The line a run starts with (:func:`~trainers.common.lifecycle.start_line`): task, device, envs,
+        threads, profile, output folder, where it starts."""
         cfg = self.cfg
         start = (f"resuming {resume} at iteration {self.iteration}" if resume is not None
                  else f"from the weights of {cfg.init_from}" if cfg.init_from else "a new run")
         ranks = f" over {self.dist.world_size} ranks" if self.dist is not None else ""
-        return (f"[unilab] train {cfg.task} on {self.device}: {cfg.num_envs} envs{ranks}, torch "
-                f"{torch.get_num_threads()} threads, env {resolve_num_threads()} threads; sim2real: "
-                f"{profile_label(cfg.sim2real)}; out {self.out_dir} ({start}, {cfg.total_steps} steps)")
+        return start_line(cfg.task, "ppo", self.device, cfg.num_envs, self.out_dir, start, cfg.total_steps,
+                          cfg.sim2real, ranks)
 
     def _stopping(self) -> bool:
         return self._stop if self.dist is None else self._agreed_stop
@@ -535,20 +538,6 @@ def _postfix(s: dict) -> str:
     if total > 0:
         parts.append(f"upd={s.get('perf/update_s', 0.0) / total:.0%}")
     return " ".join(parts)
-
-
-def _install_stop_handlers(runner: Runner):
-    """First Ctrl-C / SIGTERM / SIGHUP: stop after this iteration; second Ctrl-C: KeyboardInterrupt now.
-    The first signal is remembered (``runner.stop_signal``): the exit status says which one it was."""
-    def handler(signum, frame):
-        if runner._stop and signum == signal.SIGINT:
-            raise KeyboardInterrupt
-        runner.request_stop()
-        runner.stop_signal = runner.stop_signal or signum
-        say(f"\n[unilab] {signal.Signals(signum).name}: finishing iteration {runner.iteration + 1}, then saving "
-            f"(Ctrl-C again to stop now)")
-
-    return route_stop_signals(handler)
 
 
 def stretched_schedule_notice(cfg: TrainConfig, saved_total_steps, iteration: int) -> str | None:

@@ -1,23 +1,22 @@
 """SB3 callbacks and logging: reward terms into the logger, atomic checkpoints, and an
-SB3 logger writing the bundled runner's ``progress.csv`` + ``tb/``."""
+SB3 logger writing the bundled runner's ``progress.csv`` + ``tb/``. The stop signals, the progress
+bar and the atomic writes are every learner's (:mod:`trainers.common.lifecycle`): these callbacks
+only connect them to SB3's ``learn``."""
 
 from __future__ import annotations
 
-import os
-import signal
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import TextIO
 
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import HumanOutputFormat, KVWriter, Logger
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper, VecNormalize
 
-from trainers.common.signals import route_stop_signals
+from trainers.common.atomic import atomic_write
+from trainers.common.progress import Progress
+from trainers.common.signals import StopRequest, stop_on_signals
 from trainers.sb3.adapter import SB3VecEnv
 
 __all__ = [
@@ -27,14 +26,12 @@ __all__ = [
     "RewardTermsCallback",
     "RunLoggerWriter",
     "StopCallback",
-    "StopRequest",
     "find_adapter",
     "latest_checkpoint",
     "load_model",
     "progress_postfix",
     "save_model",
     "sb3_logger",
-    "stop_on_signals",
 ]
 
 
@@ -75,30 +72,17 @@ class RewardTermsCallback(BaseCallback):
             self._diverged_seen = diverged
 
 
-def _atomic(save, path: Path) -> None:
-    """``save`` to a temporary name, then rename onto ``path``: an interrupted or failed save
-    leaves the previous ``path`` as it was and no temporary file behind."""
-    tmp = path.with_name(path.name + ".tmp")
-    written = tmp.with_name(tmp.name + ".zip")  # SB3's model.save appends ".zip" when missing
-    try:
-        save(tmp)
-        os.replace(tmp if tmp.exists() else written, path)
-    except BaseException:
-        for leftover in (tmp, written):
-            leftover.unlink(missing_ok=True)
-        raise
-
-
 def save_model(model, out: Path, name: str = "model") -> Path:
-    """Atomically write ``<name>.zip`` and, with ``VecNormalize``, ``<name>_vecnormalize.pkl``."""
+    """Atomically (:func:`~trainers.common.atomic.atomic_write`: the temp file keeps the ``.zip`` suffix,
+    so SB3 appends none) write ``<name>.zip`` and, with ``VecNormalize``, ``<name>_vecnormalize.pkl``."""
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{name}.zip"
-    _atomic(model.save, path)
+    atomic_write(path, model.save)
     env = model.get_env()
     while isinstance(env, VecEnvWrapper) and not isinstance(env, VecNormalize):
         env = env.venv
     if isinstance(env, VecNormalize):
-        _atomic(env.save, out / f"{name}_vecnormalize.pkl")
+        atomic_write(out / f"{name}_vecnormalize.pkl", env.save)
     return path
 
 
@@ -189,123 +173,53 @@ def progress_postfix(model, started_steps: int, elapsed: float) -> str:
 
 
 class ProgressCallback(BaseCallback):
-    """Training progress on the terminal, instead of SB3's log tables.
+    """Training progress on the terminal, instead of SB3's log tables: every learner's
+    :class:`~trainers.common.progress.Progress` (a bar over env steps labelled ``desc``, the task;
+    with ``bar=False`` one line every ``1/lines`` of the run, on ``file``), its postfix the recent
+    episode return and length and the steps per second (:func:`progress_postfix`). The target is the
+    ``total_timesteps`` SB3's ``learn`` runs to, so a resumed run's bar starts where the run stopped.
 
-    With ``bar=True`` a tqdm bar over env steps (as the bundled PPO's), its postfix the
-    recent episode return and length and the steps per second (:func:`progress_postfix`);
-    with ``bar=False`` one line every ``1/lines`` of the run, on ``file`` (stdout by
-    default). The target is the ``total_timesteps`` SB3's ``learn`` runs to, so a resumed
-    run's bar starts where the run stopped.
-
-    :param desc: the label in front (the task id, say).
     :param refresh_s: least seconds between two postfix updates (it averages 100 episodes).
     """
 
-    def __init__(self, desc: str = "", bar: bool = True, lines: int = 20, file: TextIO | None = None,
+    def __init__(self, desc: str = "", bar: bool = True, lines: int = 20, file=None,
                  refresh_s: float = 0.5, verbose: int = 0):
         super().__init__(verbose)
         self.desc, self.use_bar, self.lines, self.file, self.refresh_s = desc, bar, max(int(lines), 1), file, refresh_s
-        self.bar = None
-        self._total = self._start = self._shown = self._next_line = self._printed = 0
-        self._t0 = self._last_refresh = 0.0
+        self.progress: Progress | None = None
+        self._start = 0
+        self._t0 = 0.0
 
     def _on_training_start(self) -> None:
-        self._total = int(self.locals.get("total_timesteps", 0))  # learn's target, already past resumed steps
-        self._start = self._shown = self._printed = self.model.num_timesteps
-        self._t0 = self._last_refresh = time.perf_counter()
-        self._next_line = self._start + self._line_every()
-        if self.use_bar:
-            from tqdm.auto import tqdm
+        total = int(self.locals.get("total_timesteps", 0))  # learn's target, already past resumed steps
+        self._start = self.model.num_timesteps
+        self._t0 = time.perf_counter()
+        self.progress = Progress(self.desc, total, self._start, bar=self.use_bar, lines=self.lines,
+                                 refresh_s=self.refresh_s, file=self.file)
 
-            self.bar = tqdm(total=self._total, initial=self._start, unit="step", unit_scale=True, dynamic_ncols=True,
-                            desc=self.desc or None, smoothing=0.1, mininterval=0.5, file=self.file)
-
-    def _line_every(self) -> int:
-        return max((self._total - self._start) // self.lines, 1)
+    def _postfix(self) -> str:
+        return progress_postfix(self.model, self._start, time.perf_counter() - self._t0)
 
     def _on_step(self) -> bool:
-        now, steps = time.perf_counter(), self.model.num_timesteps
-        if self.bar is not None:
-            if now - self._last_refresh >= self.refresh_s:
-                self.bar.set_postfix_str(progress_postfix(self.model, self._start, now - self._t0), refresh=False)
-                self._last_refresh = now
-            self.bar.update(steps - self._shown)
-            self._shown = steps
-        elif steps >= self._next_line:
-            self._next_line = steps + self._line_every()
-            self._print_line(steps, now)
+        if self.progress is not None:
+            self.progress.advance(self.model.num_timesteps - self.progress.steps, self._postfix)
         return True
 
-    def _print_line(self, steps: int, now: float) -> None:
-        self._printed = steps
-        label = f"[{self.desc}] " if self.desc else ""
-        share = f" ({steps / self._total:.0%})" if self._total else ""
-        print(f"{label}steps {steps}/{self._total}{share} {progress_postfix(self.model, self._start, now - self._t0)}",
-              file=self.file or sys.stdout, flush=True)
-
     def _on_training_end(self) -> None:
-        if self.bar is not None:
-            self.bar.set_postfix_str(progress_postfix(self.model, self._start, time.perf_counter() - self._t0),
-                                     refresh=False)
-            self.bar.update(self.model.num_timesteps - self._shown)
-        elif self.model.num_timesteps > self._printed:
-            self._print_line(self.model.num_timesteps, time.perf_counter())
         self.close()
+
+    @property
+    def bar(self):
+        """The tqdm bar (``None`` without one, or once closed)."""
+        return None if self.progress is None else self.progress.bar
 
     def close(self) -> None:
         """Close the bar (also when ``learn`` ended in an exception and never called the end hook)."""
-        if self.bar is not None:
-            self.bar.close()
-            self.bar = None
-
-
-class StopRequest:
-    """Ctrl-C / SIGTERM during an SB3 run, handled as the bundled PPO does.
-
-    The first signal sets :attr:`requested` (``StopCallback`` then ends ``learn`` after the
-    env step in progress); a second Ctrl-C raises ``KeyboardInterrupt`` at once. While
-    :attr:`saving` is True, signals only print that the save is under way, so the model
-    and its statistics are never left half written.
-    """
-
-    def __init__(self, file: TextIO | None = None):
-        self.requested = False
-        self.saving = False
-        self.signal_name: str | None = None
-        self.signum: int | None = None  # the first stop signal: the exit status names it (128 + signum)
-        self.file = file
-
-    def handle(self, signum: int, frame=None) -> None:
-        """The signal handler :func:`stop_on_signals` installs."""
-        name = signal.Signals(signum).name
-        out = self.file or sys.stderr
-        if self.saving:
-            _say(out, f"\n[unilab] {name}: saving the model and the learning curve, one moment")
-            return
-        if self.requested and signum == signal.SIGINT:
-            raise KeyboardInterrupt
-        self.requested, self.signal_name, self.signum = True, name, self.signum or signum
-        _say(out, f"\n[unilab] {name}: stopping after this env step, then saving (Ctrl-C again to stop now)")
-
-
-def _say(out: TextIO, message: str) -> None:
-    """A signal handler's message; a write that fails (a closed pipe, a write it interrupted) must not
-    raise into the training loop (see :func:`trainers.common.signals.say`)."""
-    try:
-        print(message, file=out, flush=True)
-    except (OSError, RuntimeError, ValueError):
-        pass
-
-
-@contextmanager
-def stop_on_signals(request: StopRequest) -> Iterator[StopRequest]:
-    """Route SIGINT, SIGTERM and SIGHUP to ``request.handle`` inside the block (main thread only;
-    elsewhere nothing changes), and restore the previous handlers after it."""
-    restore = route_stop_signals(request.handle)
-    try:
-        yield request
-    finally:
-        restore()
+        if self.progress is not None:
+            if self.model.num_timesteps > self.progress.steps:
+                self.progress.advance(self.model.num_timesteps - self.progress.steps, self._postfix)
+            self.progress.close(self._postfix)
+            self.progress = None
 
 
 class StopCallback(BaseCallback):

@@ -10,6 +10,7 @@ directory ``args.out`` follows the bundled runner's layout::
     checkpoint.zip                latest checkpoint, rewritten atomically every checkpoint_every
     checkpoint_vecnormalize.pkl   its VecNormalize statistics
     model.zip, model_vecnormalize.pkl   the final model and statistics (also after Ctrl-C)
+    run.yaml                      the run kind (kind: sb3), what eval, export and --resume ask the registry about
     learning_curve.png            return and reward terms against env steps
     train.log                     the output once stdout/stderr closed (a dead tee); only then
 
@@ -43,19 +44,85 @@ from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.callbacks import CallbackList
 from stable_baselines3.common.vec_env import VecEnv, VecNormalize
 
-from trainers.common.plotting import plot_learning_curve
+from trainers.common.lifecycle import learning_curve, start_line, write_run_files
+from trainers.common.signals import StopRequest, stop_on_signals
 from trainers.sb3.callbacks import (CheckpointCallback, DumpLogsCallback, ProgressCallback, RewardTermsCallback,
-                                    StopCallback, StopRequest, latest_checkpoint, load_model, save_model,
-                                    sb3_logger, stop_on_signals)
+                                    StopCallback, latest_checkpoint, load_model, save_model, sb3_logger)
 from trainers.sb3.config import ALGOS, ConfigError, SB3TrainConfig, load_config
 from trainers.sb3.env import make_sb3_env
 from trainers.sb3.noise import BatchedNormalActionNoise
 from trainers.sb3.validate import check_run
 from unilab_envs.threads import torch_thread_count
 
-__all__ = ["build_env", "build_model", "train_sb3"]
+__all__ = ["build_env", "build_model", "train_from_args", "train_sb3"]
 
 _ALGO_CLASSES: dict[str, type[BaseAlgorithm]] = {"sb3-ppo": PPO, "sb3-sac": SAC, "sb3-td3": TD3}
+
+
+def train_from_args(args: argparse.Namespace) -> int:
+    """``unilab train --algo sb3-*`` (or ``--resume`` of an SB3 run) from the parsed arguments; the exit status.
+
+    Defaults: the task :data:`~trainers.ppo.config.DEFAULT_TASK`, 16 envs, 1M steps, ``--out
+    runs/<task>_<algo>``; a ``--resume``d run's own ``config.yaml`` supplies what is not given. The run
+    folder is claimed (an ``--overwrite`` moves the old run aside only once every setting is checked) and
+    the output falls back to ``<out>/train.log`` as for every learner (:mod:`trainers.common.lifecycle`)."""
+    import os
+
+    from trainers.cli_checks import UsageError, check_device, check_task, fail
+    from trainers.common.lifecycle import claim_run_folder, output_to_log
+    from trainers.common.run_folder import RunFolderError, out_folder_problem
+    from trainers.common.signals import exit_status
+    from trainers.ppo.config import DEFAULT_TASK
+
+    _from_resumed_run(args)
+    if int(os.environ.get("WORLD_SIZE", "1") or 1) > 1:
+        return fail("train", f"--algo {args.algo} is single-process; under torchrun use the bundled PPO (--algo ppo)")
+    if args.init_from:
+        return fail("train", f"--init-from starts the bundled PPO from a PPO run; --algo {args.algo} has no such option")
+    args.task = args.task or DEFAULT_TASK
+    try:
+        check_task(args.task)
+        check_device(args.device or "auto")
+    except UsageError as e:
+        return fail("train", e)
+    args.num_envs = args.num_envs or 16
+    args.total_steps = args.total_steps or 1_000_000
+    args.out = args.out or str(Path("runs") / f"{args.task.replace('/', '_')}_{args.algo}")
+    claim = lambda: claim_run_folder(args.out, resume=args.resume, overwrite=args.overwrite)  # noqa: E731
+    try:
+        if args.overwrite:  # moved aside once every setting is checked, right before the run folder is made
+            problem = out_folder_problem(args.out)  # no folder can be made there (a file): refused now all the same
+            if problem:
+                raise RunFolderError(problem)
+            args.before_first_write = claim
+        elif not args.print_config:
+            claim()
+    except RunFolderError as e:
+        return fail("train", e)
+    with output_to_log(args.out):
+        try:
+            path = train_sb3(args)  # checks every setting before it creates the run folder
+        except (ConfigError, RunFolderError) as e:
+            return fail("train", e)
+        except KeyboardInterrupt:  # during setup; once training runs, Ctrl-C stops it and saves (train_sb3)
+            print("unilab train: interrupted before the first env step; nothing was saved", file=sys.stderr)
+            return 130
+        print(f"model: {path}")
+        return exit_status(getattr(args, "stop_signal", None)) if getattr(args, "interrupted", False) else 0
+
+
+def _from_resumed_run(args: argparse.Namespace) -> None:
+    """``--resume RUN`` of an SB3 run: the algo, task, envs and steps its ``config.yaml`` names, where not given."""
+    folder = Path(args.resume) if args.resume else None
+    if folder is not None and folder.is_file():
+        folder = folder.parent
+    saved: dict = {}
+    if folder is not None and (folder / "config.yaml").is_file():
+        saved = yaml.safe_load((folder / "config.yaml").read_text()) or {}
+    args.algo = args.algo or saved.get("algo")
+    args.task = args.task or saved.get("task")
+    args.num_envs = args.num_envs or saved.get("num_envs")
+    args.total_steps = args.total_steps or saved.get("total_steps")
 
 
 def build_env(task: str, num_envs: int, cfg: SB3TrainConfig, seed: int | None) -> VecEnv:
@@ -124,9 +191,9 @@ def train_sb3(args: argparse.Namespace) -> Path:
     device = getattr(args, "device", None) or "auto"
     run_info = {"algo": algo, "task": args.task, "num_envs": num_envs, "total_steps": total_steps,
                 "seed": seed, "device": device, **cfg.to_dict()}
-    text = yaml.safe_dump(json.loads(json.dumps(run_info, default=str)), sort_keys=False)
+    saved = json.loads(json.dumps(run_info, default=str))
     if getattr(args, "print_config", False):
-        print(text, end="")
+        print(yaml.safe_dump(saved, sort_keys=False), end="")
         return out / "config.yaml"
     threads = torch_thread_count(getattr(args, "torch_threads", None))  # as the bundled PPO decides
     if threads:
@@ -142,8 +209,7 @@ def train_sb3(args: argparse.Namespace) -> Path:
         before_first_write = getattr(args, "before_first_write", None)
         if before_first_write is not None:  # unilab train --overwrite: the old run is moved aside here
             before_first_write()
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "config.yaml").write_text(text)
+        write_run_files(out, "sb3", saved)
         print(_header(args, model, cfg, out, resume), flush=True)
         path, interrupted, args.stop_signal = _learn_and_save(model, out, args.task, algo, total_steps, cfg,
                                                               bar=not getattr(args, "no_progress", False))
@@ -185,7 +251,7 @@ def _learn_and_save(model: BaseAlgorithm, out: Path, task: str, algo: str, total
     start = model.num_timesteps
     model.set_logger(sb3_logger(out, algo, stdout=cfg.verbose > 0, resume_step=start or None))
     every = cfg.checkpoint_every or max(total_steps // 10, model.n_envs)
-    request = StopRequest()
+    request = StopRequest(lambda: "this env step")
     progress = None if cfg.verbose else ProgressCallback(desc=task, bar=bar)
     callbacks = [RewardTermsCallback(), CheckpointCallback(out, every), StopCallback(request),
                  *([progress] if progress else [])]
@@ -206,19 +272,15 @@ def _learn_and_save(model: BaseAlgorithm, out: Path, task: str, algo: str, total
         request.saving = True  # from here on a signal waits for the files to be written
         path = save_model(model, out, "model")
         model.logger.close()
-        plot_learning_curve(out / "progress.csv", out / "learning_curve.png", title=f"{algo} on {task}")
+        learning_curve(out, f"{algo} on {task}")
     return path, interrupted or request.requested, request.signum
 
 
 def _header(args: argparse.Namespace, model: BaseAlgorithm, cfg: SB3TrainConfig, out: Path, resume) -> str:
-    """The line a run starts with: algo, task, device, envs, threads, profile, output folder, where it starts."""
-    from trainers.common.profile_label import profile_label
-    from unilab_envs.threads import resolve_num_threads
-
+    """The line a run starts with (:func:`~trainers.common.lifecycle.start_line`): algo, task, device, envs,
+    threads, profile, output folder, where it starts."""
     start = f"resuming {resume} at {model.num_timesteps} env steps" if resume else "a new run"
-    return (f"[unilab] train {args.task} with {args.algo} on {model.device}: {args.num_envs} envs, torch "
-            f"{torch.get_num_threads()} threads, env {resolve_num_threads()} threads; sim2real: "
-            f"{profile_label(cfg.sim2real)}; out {out} ({start}, {args.total_steps} steps)")
+    return start_line(args.task, args.algo, model.device, args.num_envs, out, start, args.total_steps, cfg.sim2real)
 
 
 def _stopped_message(args: argparse.Namespace, out: Path, steps: int) -> str:
