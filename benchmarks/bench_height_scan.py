@@ -29,7 +29,7 @@ import mujoco.batch
 import numba as nb
 import numpy as np
 
-from unilab_envs.assets import go1
+from unilab_robot.assets import go1
 from unilab_envs.terrain import TerrainConfig, generate_terrain, ground_height, scan_heights, scan_points, terrain_model
 
 TERRAIN_GROUP = 3  # the hfield's geom group here, so that rays see only the terrain

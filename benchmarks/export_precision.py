@@ -43,7 +43,7 @@ from trainers import cli  # noqa: E402
 from trainers.common.deploy_export import run_task  # noqa: E402
 from trainers.common.precision import PRECISIONS, record_observations  # noqa: E402
 from trainers.play import Player, find_policy, run_headless  # noqa: E402
-from unilab_envs.deploy import load_spec  # noqa: E402
+from unilab_robot.deploy import load_spec  # noqa: E402
 
 REMOTE_PROVIDERS = {"AzureExecutionProvider"}
 CONTROL = "fp32, seed + 1 (control)"

@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from trainers import cli  # noqa: E402
-from unilab_envs.deploy import load_spec  # noqa: E402
+from unilab_robot.deploy import load_spec  # noqa: E402
 
 REAL = ["policies/go1_joystick_real", "policies/g1_joystick_real", "policies/ur5_grasp_real"]
 

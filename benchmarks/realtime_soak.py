@@ -2,7 +2,7 @@
 
 Each robot is what ``unilab play`` runs (:class:`trainers.play.Player`): a plain MuJoCo Go1
 (or any deploy-spec robot), its observation rebuilt by the deploy spec
-(:class:`unilab_envs.deploy.PolicyIO`), ``policy.onnx`` of the chosen precision on
+(:class:`unilab_robot.deploy.PolicyIO`), ``policy.onnx`` of the chosen precision on
 onnxruntime (CPU, one thread, batch 1) and the NumPy safety guard in the loop. Every robot
 has its own clock: tick ``k`` of robot ``i`` is released at ``t0 + phase_i + k * period``
 (wall clock, ``CLOCK_MONOTONIC``), the robot sleeps until then, acts, then its simulated
@@ -81,7 +81,7 @@ DEFAULT_POLICY = "policies/go1_joystick_real"
 def policy_folder(policy: str, precision: str, export_dir: Path) -> Path:
     """The folder holding ``policy.onnx`` + ``deploy_spec.json`` of ``precision``: the policy folder for
     fp32, else ``export_dir/<precision>/`` written by ``unilab export --precision`` (reused if there)."""
-    from unilab_envs.deploy import load_spec
+    from unilab_robot.deploy import load_spec
 
     if precision == "fp32":
         return Path(policy)
@@ -176,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     with contextlib.ExitStack() as stack:
         export_dir = args.export_dir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="soak-")))
         folder = policy_folder(args.policy, args.precision, export_dir)
-        from unilab_envs.deploy import load_spec
+        from unilab_robot.deploy import load_spec
 
         spec = load_spec(folder)
         info = machine()

@@ -16,9 +16,7 @@ import argparse
 import re
 from pathlib import Path
 
-import unilab_envs.assets
-
-ASSETS_DIR = Path(unilab_envs.assets.__file__).parent
+from unilab_robot.assets import ASSETS_DIR
 
 #: robot -> (packaged MJCF, stiff Kp, stiff Kd): G1 as published models ship it; Go1 at Menagerie's Kp, the same Kp / Kd
 STIFF = {"g1": ("g1/g1.xml", 500.0, 10.0), "go1": ("go1/go1.xml", 100.0, 2.0)}

@@ -13,7 +13,7 @@ import unilab_envs  # noqa: F401  registers UniLab/*
 from trainers.ppo import config as ppo_config
 from trainers.sb3 import config as sb3_config
 from unilab_envs.config import ConfigError, build_config, deep_merge, load_yaml, parse_overrides
-from unilab_envs.profile_files import resolve_profile
+from unilab_robot.profiles import resolve_profile
 from wrappers._base import make_config
 from wrappers.noise import ObservationNoiseConfig
 from wrappers.sim2real import load_profile

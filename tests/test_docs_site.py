@@ -41,7 +41,7 @@ def test_the_site_builds_strictly(tmp_path):
         "envs": ["unilab_envs.core.vector_env.UniLabVectorEnv", "unilab_envs.core.single_env.UniLabEnv"],
         "wrappers": ["wrappers.sim2real.Sim2Real", "wrappers.privileged", "wrappers.curriculum", "wrappers.noise"],
         "ppo": ["trainers.ppo.config.TrainConfig", "trainers.ppo.algorithm.PPO", "trainers.ppo.runner.Runner"],
-        "deploy": ["unilab_envs.deploy.spec", "unilab_envs.deploy.reference.PolicyIO"],
+        "deploy": ["unilab_robot.deploy.spec", "unilab_robot.deploy.reference.PolicyIO"],
     }
     for page, anchors in api.items():
         html = (site / "api" / page / "index.html").read_text()

@@ -33,7 +33,7 @@ import unilab_envs
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 DIST = PYPROJECT["project"]["name"]
-PACKAGES = ("unilab_envs", "wrappers", "trainers")
+PACKAGES = ("unilab_envs", "wrappers", "trainers", "unilab_robot")
 POLICY = ROOT / "policies" / "go1_joystick"
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("build") is None,
@@ -53,7 +53,8 @@ def _data_files() -> set[str]:
         for path in (ROOT / package).rglob("*"):
             rel = path.relative_to(ROOT)
             if (path.is_file() and path.suffix not in (".py", ".pyc") and "__pycache__" not in rel.parts
-                    and not any(part.startswith(".") for part in rel.parts)):
+                    and not any(part.startswith(".") for part in rel.parts)
+                    and rel.as_posix() != "unilab_robot/pyproject.toml"):  # the robot side's own distribution, not data
                 found.add(rel.as_posix())
     return found
 
@@ -113,13 +114,13 @@ def test_the_wheel_installs_and_runs_a_shipped_policy(tmp_path):
 
     # 3. every import package, its configs and profiles come from the installed copy, not the repository
     probe = (
-        "import json, importlib.metadata as md, unilab_envs, wrappers, trainers\n"
+        "import json, importlib.metadata as md, unilab_envs, wrappers, trainers, unilab_robot\n"
         "from trainers.ppo.config import CONFIG_DIR, load_config\n"
-        "from unilab_envs.profile_files import profile_folder, profile_names, resolve_profile\n"
-        "from unilab_envs.assets.go1 import MJCF_PATH\n"
+        "from unilab_robot.profiles import profile_folder, profile_names, resolve_profile\n"
+        "from unilab_robot.assets.go1 import MJCF_PATH\n"
         "cfg = load_config('UniLab/Go1Joystick-v0')\n"
         "resolve_profile('go1_real')\n"
-        "print(json.dumps({'files': [m.__file__ for m in (unilab_envs, wrappers, trainers)],\n"
+        "print(json.dumps({'files': [m.__file__ for m in (unilab_envs, wrappers, trainers, unilab_robot)],\n"
         "                  'dist': str(md.distribution('" + DIST + "').locate_file('')),\n"
         "                  'configs': sorted(p.name for p in CONFIG_DIR.glob('*.yaml')), 'config_dir': str(CONFIG_DIR),\n"
         "                  'profiles': profile_names(), 'profile_dir': str(profile_folder()),\n"
@@ -131,7 +132,7 @@ def test_the_wheel_installs_and_runs_a_shipped_policy(tmp_path):
         assert Path(path).resolve().is_relative_to(venv_root), f"{path} is not the wheel's installed copy"
     assert info["mjcf_exists"]
     assert info["configs"] == sorted(p.name for p in (ROOT / "trainers" / "configs").glob("*.yaml"))
-    assert info["profiles"] == sorted(p.stem for p in (ROOT / "wrappers" / "profiles").glob("*.yaml"))
+    assert info["profiles"] == sorted(p.stem for p in (ROOT / "unilab_robot" / "profiles").glob("*.yaml"))
 
     # 4. the installed `unilab` command: the task list, then a short evaluation of a shipped policy
     tasks = _run([unilab, "tasks"], cwd=tmp_path, env=env).stdout

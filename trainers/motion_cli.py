@@ -55,7 +55,7 @@ def _fail(message: object) -> int:
 def _model(path: str | None):
     import mujoco
 
-    from unilab_envs.assets.g1 import MJCF_PATH
+    from unilab_robot.assets.g1 import MJCF_PATH
 
     path = Path(path) if path else MJCF_PATH
     if not path.is_file():

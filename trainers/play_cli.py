@@ -51,7 +51,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model-gains", action="store_true",
                    help="keep the model's own servo gains where they differ from the deploy spec's (the safety guard "
                         "then estimates torque with them); by default the spec's drive the model")
-    from unilab_envs.profile_files import profile_names  # the packaged profiles (no Numba, unlike wrappers)
+    from unilab_robot.profiles import profile_names  # the packaged profiles (no Numba, unlike wrappers)
 
     p.add_argument("--sim2real", metavar="PROFILE",
                    help="add a sim-to-real profile's sensor noise, IMU drift, latency, packet loss, action noise and "
@@ -118,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
     from trainers.play import Player, PlayError, find_policy, run_headless, run_window
     from trainers.play.gains import gains_line
     from trainers.play.safety_section import guard_line
-    from unilab_envs.deploy import SpecError
+    from unilab_robot.deploy import SpecError
 
     headless = args.headless or not has_display()
     try:

@@ -27,7 +27,7 @@ __all__ = ["TASKS", "UniLabEnv", "UniLabVectorEnv", "register_all"]
 
 
 def __getattr__(name: str):
-    # the env classes load Numba; import them on first use so that ``unilab_envs.deploy``
+    # the env classes load Numba; import them on first use so that ``unilab_robot.deploy``
     # (what a robot-side program imports) stays free of it
     if name == "UniLabEnv":
         from unilab_envs.core.single_env import UniLabEnv

@@ -1,6 +1,6 @@
 """Keep the controller's own state exact at the top of a sim-to-real stack.
 
-:data:`~unilab_envs.core.controller_groups.CONTROLLER_GROUPS` explains why: after the
+:data:`~unilab_robot.deploy.controller_groups.CONTROLLER_GROUPS` explains why: after the
 observation pipeline, :class:`ControllerState` writes back the groups the controller knows
 itself, from the env's untouched observation (``command``, ``phase``, targets), and puts the
 policy's own previous action, clipped to the action space, into ``last_action`` (the env's
@@ -18,8 +18,8 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from wrappers._base import episode_starts
 
 from unilab_envs.core.actions import validate_actions
-from unilab_envs.core.controller_groups import CONTROLLER_GROUPS, LAST_ACTION
-from unilab_envs.deploy.safety import remembered_action
+from unilab_robot.deploy.controller_groups import CONTROLLER_GROUPS, LAST_ACTION
+from unilab_robot.deploy.safety import remembered_action
 
 
 class ControllerState:

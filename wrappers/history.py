@@ -8,8 +8,8 @@ actually received: noisy, delayed, held over lost packets::
     env = ObservationHistory(Sim2Real(env, "ur5_grasp_real"),
                              groups=("object_pos", "object_quat"), length=4)
 
-The layout is :func:`unilab_envs.deploy.history.history_columns` (the one rule the deploy
-spec and the robot-side :class:`~unilab_envs.deploy.history.HistoryStack` share): the
+The layout is :func:`unilab_robot.deploy.history.history_columns` (the one rule the deploy
+spec and the robot-side :class:`~unilab_robot.deploy.history.HistoryStack` share): the
 observation as it was, then one block per step back ``k = 1 .. length - 1`` holding each
 history group as it was ``k`` control steps earlier, named ``"<group>@<k>"`` in
 :attr:`ObservationHistory.obs_groups`.
@@ -32,7 +32,7 @@ from gymnasium.vector import VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from unilab_envs.config import ConfigError
-from unilab_envs.deploy.history import HistoryConfig, history_config, history_columns
+from unilab_robot.deploy.history import HistoryConfig, history_config, history_columns
 from wrappers._base import Sim2RealWrapper, row_kernel
 
 
@@ -69,9 +69,9 @@ class ObservationHistory(Sim2RealWrapper):
     """Appends the past ``length - 1`` frames of ``groups`` to the observation (see module docstring).
 
     ``ObservationHistory(env, groups=("object_pos",), length=4)`` or ``config=`` a
-    :class:`~unilab_envs.deploy.history.HistoryConfig` or a mapping. ``obs_groups``: the
+    :class:`~unilab_robot.deploy.history.HistoryConfig` or a mapping. ``obs_groups``: the
     base env's groups and the history's (``object_pos@1`` ...); ``history``: the columns
-    (:class:`~unilab_envs.deploy.spec.HistoryColumn`).
+    (:class:`~unilab_robot.deploy.spec.HistoryColumn`).
     """
 
     STATE = ("_buf", "_head", "_out", "_final_out")

@@ -1,10 +1,10 @@
 """``Safety``: the deploy-side safety guard as a vector wrapper, so that a policy can learn under it.
 
-The guard itself is :mod:`unilab_envs.deploy.safety` (pure NumPy): this wrapper runs its
+The guard itself is :mod:`unilab_robot.deploy.safety` (pure NumPy): this wrapper runs its
 functions on all ``N`` envs at once, on the same numbers as ``unilab play`` and a robot-side
-program (:func:`~unilab_envs.deploy.safety.resolve_limits` on the task's model), so the
+program (:func:`~unilab_robot.deploy.safety.resolve_limits` on the task's model), so the
 targets it clips and the trips it latches are the robot's. The profile section is
-``safety:`` with the keys of :class:`~unilab_envs.deploy.safety.SafetyConfig`.
+``safety:`` with the keys of :class:`~unilab_robot.deploy.safety.SafetyConfig`.
 
 Where it sits. In a :class:`~wrappers.Sim2Real` stack it is the outermost layer: the
 policy's action meets the guard first, before the link (``packet_loss``, ``action_latency``)
@@ -23,7 +23,7 @@ fields (:class:`~wrappers.physics.ModelFields`, composed with domain randomizati
 strength), and restored when the env's episode ends. ``info["safety"]`` holds, per env, this
 step's ``position_clips``, ``rate_limits``, ``torque_limits`` (joints whose target each
 limit moved), ``trips`` (1 where a watchdog tripped), ``latched`` and ``reason`` (index + 1
-into :data:`~unilab_envs.deploy.safety.REASONS`, 0: none); :attr:`Safety.counts` keeps
+into :data:`~unilab_robot.deploy.safety.REASONS`, 0: none); :attr:`Safety.counts` keeps
 the totals since the wrapper was made.
 """
 
@@ -35,7 +35,7 @@ import mujoco
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 
-from unilab_envs.deploy.safety import (COUNTS, GuardState, SafetyConfig, action_to_targets, gain_scales, guard_rows,
+from unilab_robot.deploy.safety import (COUNTS, GuardState, SafetyConfig, action_to_targets, gain_scales, guard_rows,
                                        joint_model, observe_rows, resolve_limits, safety_config, start_rows,
                                        targets_to_action, up_z)
 from wrappers._base import Sim2RealWrapper
@@ -43,7 +43,7 @@ from wrappers.physics import model_fields
 
 
 def task_joint_model(env: VectorEnv):
-    """The guard's :class:`~unilab_envs.deploy.safety.JointModel` of a joystick task (Go1, G1 ...)."""
+    """The guard's :class:`~unilab_robot.deploy.safety.JointModel` of a joystick task (Go1, G1 ...)."""
     base = env.unwrapped
     task = getattr(base, "task", None)
     legged, robot = getattr(task, "legged", None), getattr(task, "robot", None)

@@ -11,7 +11,7 @@ A profile is a mapping from wrapper section to that wrapper's config::
     curriculum: {start: 0.0}     # optional: every section grows from nothing as the policy
                                  # copes (wrappers.curriculum)
 
-Packaged profiles (``wrappers/profiles/*.yaml``): ``go1_real``, ``g1_real``,
+Packaged profiles (``unilab_robot/profiles/*.yaml``): ``go1_real``, ``g1_real``,
 ``ur5_real``, ``ur5_grasp_real``, ``go1_depth_real``. The sections nest in a fixed order, innermost first, so that the
 signal meets the imperfections in the order hardware applies them::
 
@@ -30,7 +30,7 @@ imperfection: it meets the policy's action first and sees the observation the po
 
 Only sensor readings go through the observation pipeline: the groups the controller
 knows itself (its last action, the command, the gait phase:
-:data:`~unilab_envs.core.controller_groups.CONTROLLER_GROUPS`) reach the policy exact,
+:data:`~unilab_robot.deploy.controller_groups.CONTROLLER_GROUPS`) reach the policy exact,
 and ``last_action`` is the action the policy sent, as on the robot
 (:mod:`wrappers.controller_state`).
 """
@@ -44,7 +44,7 @@ from gymnasium.vector import VectorEnv, VectorWrapper
 
 from unilab_envs.config import ConfigError, check_keys, deep_merge
 from unilab_envs.core.state import StateError
-from unilab_envs.profile_files import profile_names, resolve_profile
+from unilab_robot.profiles import profile_names, resolve_profile
 from wrappers.camera_motion import CameraPose, MotionBlur
 from wrappers.camera_noise import DepthNoise
 from wrappers.camera_timing import CameraLatency, FrameDrop

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 import unilab_envs  # noqa: F401
-from unilab_envs.deploy import ControllerState, PolicyIO, SpecError, spec_from_dict, spec_from_json
-from unilab_envs.deploy.from_task import deploy_spec_for, spec_from_env
-from unilab_envs.deploy.grasp import LiftRule
+from unilab_robot.deploy import ControllerState, PolicyIO, SpecError, spec_from_dict, spec_from_json
+from unilab_envs.deploy_spec import deploy_spec_for, spec_from_env
+from unilab_robot.deploy.grasp import LiftRule
 
 from tests.deploy.conftest import one_error_line, run
 
@@ -191,7 +191,7 @@ def grasp_run(tmp_path_factory):
 
 def test_export_writes_the_grasp_spec_and_play_picks(grasp_run, capsys):
     from trainers.play import Player, find_policy, run_headless
-    from unilab_envs.deploy import load_spec
+    from unilab_robot.deploy import load_spec
 
     assert load_spec(grasp_run / "deploy_spec.json") == load_spec(grasp_run / "policy.onnx") == deploy_spec_for(TASK)
     played = run_headless(Player(find_policy(grasp_run), seed=0), 4, progress=False)
@@ -217,7 +217,7 @@ def test_grasp_play_under_its_profile_and_without_a_guard(grasp_run, capsys):
 
 def test_the_shipped_grasp_policy_carries_its_spec_and_the_window_keys_move_the_lift_height(grasp_run):
     from trainers.play import GLFW_KEYS, Player, apply_key, find_policy, idle_command, keys_overlay, status_overlay
-    from unilab_envs.deploy import load_spec
+    from unilab_robot.deploy import load_spec
 
     assert load_spec(SHIPPED / "deploy_spec.json") == load_spec(SHIPPED / "policy.onnx") == load_spec(grasp_run)
     player = Player(find_policy(SHIPPED), seed=0)

@@ -21,10 +21,10 @@ import numpy as np
 import pytest
 
 import unilab_envs  # noqa: F401  (registers UniLab/*)
-from unilab_envs.deploy import ControllerState, PolicyIO, SpecError, load_spec, spec_from_dict, spec_from_json
-from unilab_envs.deploy.episodes import fell, reset_episode
-from unilab_envs.deploy.from_task import deploy_spec_for, spec_from_env
-from unilab_envs.deploy.height_scan import HeightMap, grid_points, play_model, tile_centers
+from unilab_robot.deploy import ControllerState, PolicyIO, SpecError, load_spec, spec_from_dict, spec_from_json
+from unilab_robot.deploy.episodes import fell, reset_episode
+from unilab_envs.deploy_spec import deploy_spec_for, spec_from_env
+from unilab_robot.deploy.height_scan import HeightMap, grid_points, play_model, tile_centers
 
 from tests.deploy.conftest import one_error_line, run
 
@@ -172,7 +172,7 @@ def test_bad_terrain_sections_are_refused(rough, path, value, message):
 
 def test_a_model_without_the_terrain_needs_a_height_map(rough):
     """On a robot the model has no heightfield: the scan asks for the robot's map, then uses it."""
-    from unilab_envs.assets import go1
+    from unilab_robot.assets import go1
 
     _, spec = rough
     model = mujoco.MjModel.from_xml_path(str(go1.MJCF_PATH))
@@ -189,7 +189,7 @@ def test_a_model_without_the_terrain_needs_a_height_map(rough):
 
 def test_play_episodes_start_on_the_start_tiles_and_fall_from_the_ground(rough):
     env, spec = rough
-    model = play_model(spec, str(__import__("unilab_envs.assets.go1", fromlist=["x"]).MJCF_PATH))
+    model = play_model(spec, str(__import__("unilab_robot.assets.go1", fromlist=["x"]).MJCF_PATH))
     model.opt.timestep = spec.timing.physics_dt
     data, io = mujoco.MjData(model), PolicyIO(spec, model)
     centers = tile_centers(spec.terrain)
@@ -232,7 +232,7 @@ def test_export_writes_the_rough_spec_and_play_walks_on_the_terrain(rough_run, c
 
 
 def test_play_on_a_model_without_a_floor_plane_ends_in_one_line(rough_run, tmp_path, capsys):
-    from unilab_envs.assets import go1
+    from unilab_robot.assets import go1
 
     xml = tmp_path / "no_floor.xml"
     xml.write_text(go1.MJCF_PATH.read_text().replace('name="floor"', 'name="ground"'))

@@ -8,8 +8,8 @@ import sys
 
 def test_deploy_and_play_import_without_torch_or_numba():
     code = ("import sys\n"
-            "import unilab_envs.deploy, unilab_envs.deploy.sim2real, unilab_envs.deploy.episodes\n"
-            "import unilab_envs.deploy.from_task, trainers.play, trainers.play_cli\n"
+            "import unilab_robot.deploy, unilab_robot.deploy.sim2real, unilab_robot.deploy.episodes\n"
+            "import unilab_envs.deploy_spec, trainers.play, trainers.play_cli\n"
             "print(sorted(m for m in ('torch', 'numba', 'mujoco.batch', 'stable_baselines3') if m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import unilab_envs  # noqa: F401
-from unilab_envs.assets import go1, ur5e
-from unilab_envs.deploy import ControllerState, PolicyIO, SpecError
-from unilab_envs.deploy.from_task import spec_from_env
+from unilab_robot.assets import go1, ur5e
+from unilab_robot.deploy import ControllerState, PolicyIO, SpecError
+from unilab_envs.deploy_spec import spec_from_env
 
 TASKS = ["UniLab/Go1Joystick-v0", "UniLab/G1Joystick-v0", "UniLab/UR5Reach-v0"]
 N = 8

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from unilab_envs.deploy import SCHEMA_VERSION, SpecError, load_spec, spec_from_dict, spec_from_json
-from unilab_envs.deploy.from_task import deploy_spec_for
+from unilab_robot.deploy import SCHEMA_VERSION, SpecError, load_spec, spec_from_dict, spec_from_json
+from unilab_envs.deploy_spec import deploy_spec_for
 
 TASKS = ["UniLab/Go1Joystick-v0", "UniLab/G1Joystick-v0", "UniLab/UR5Reach-v0"]
 
@@ -58,7 +58,7 @@ def test_straight_commands_reach_the_spec_and_plays_draws():
 
     import numpy as np
 
-    from unilab_envs.deploy.episodes import sample_command
+    from unilab_robot.deploy.episodes import sample_command
 
     spec = deploy_spec_for("UniLab/G1Joystick-v0", straight_command_probability=1.0, zero_command_probability=0.0)
     assert spec.command.straight_probability == 1.0

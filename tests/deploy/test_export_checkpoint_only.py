@@ -5,7 +5,7 @@ import unilab_envs  # noqa: F401
 from trainers import cli
 from trainers.ppo import train
 from trainers.ppo.config import TrainConfig, from_dict
-from unilab_envs.deploy import load_spec
+from unilab_robot.deploy import load_spec
 
 
 def test_export_of_a_checkpoint_only_folder_writes_the_spec(tmp_path):

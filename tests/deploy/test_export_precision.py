@@ -15,8 +15,8 @@ import pytest
 
 from trainers import cli
 from trainers.common.precision import DEFAULT_BOUNDS, action_error, record_observations
-from unilab_envs.deploy import SpecError, load_spec, spec_from_dict
-from unilab_envs.deploy.from_task import deploy_spec_for
+from unilab_robot.deploy import SpecError, load_spec, spec_from_dict
+from unilab_envs.deploy_spec import deploy_spec_for
 
 from tests.deploy.conftest import one_error_line, run
 
@@ -195,7 +195,7 @@ def test_the_bound_applies_to_the_worse_set(monkeypatch, exported, observations,
 def test_a_precision_section_with_measured_sets_round_trips():
     import dataclasses
 
-    from unilab_envs.deploy.spec import Precision, PrecisionSample
+    from unilab_robot.deploy.spec import Precision, PrecisionSample
 
     measured = (PrecisionSample("bare task", 0.02, 0.002, 800), PrecisionSample("sim2real go1_real", 0.03, 0.003, 800))
     spec = dataclasses.replace(deploy_spec_for(GO1), precision=Precision("int8", 0.03, 0.003, 1600, 0.05, measured))

@@ -14,9 +14,9 @@ import pytest
 
 from trainers import cli
 from unilab_envs.core.task import DeployFacts, Task
-from unilab_envs.deploy import SpecError, load_spec
-from unilab_envs.deploy.from_task import group_docs
-from unilab_envs.deploy.spec import validate
+from unilab_robot.deploy import SpecError, load_spec
+from unilab_envs.deploy_spec import group_docs
+from unilab_robot.deploy.spec import validate
 from unilab_envs.tasks.arm_groups import REACH_GROUPS
 
 PAGE = (Path(__file__).resolve().parents[2] / "docs" / "adding_a_task.md").read_text()

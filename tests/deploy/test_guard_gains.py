@@ -15,8 +15,8 @@ import pytest
 from benchmarks.stiff_servos import stiff_xml, write_stiff_model
 from tests.deploy.conftest import run
 from trainers.play import Player, find_policy, run_headless
-from unilab_envs.deploy import load_spec
-from unilab_envs.deploy.safety import SafetyGuard
+from unilab_robot.deploy import load_spec
+from unilab_robot.deploy.safety import SafetyGuard
 
 G1_REAL = Path("policies/g1_joystick_real")
 pytestmark = pytest.mark.skipif(not (G1_REAL / "policy.onnx").exists(), reason="policies/g1_joystick_real is not shipped")

@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 
 import unilab_envs  # noqa: F401  (registers UniLab/*)
-from unilab_envs.deploy import PolicyIO, load_spec, spec_from_dict
-from unilab_envs.deploy.from_task import deploy_spec_for, default_model_path
-from unilab_envs.deploy.safety import SafetyGuard, joint_model_from_spec, resolve_limits, safety_config
+from unilab_robot.deploy import PolicyIO, load_spec, spec_from_dict
+from unilab_envs.deploy_spec import deploy_spec_for, default_model_path
+from unilab_robot.deploy.safety import SafetyGuard, joint_model_from_spec, resolve_limits, safety_config
 
 from tests.deploy.conftest import run
 
@@ -133,7 +133,7 @@ def test_policy_io_without_the_robot_state_says_what_to_pass(go1):
     spec, model = go1
     io = PolicyIO(spec, model)
     data = _standing(model)
-    from unilab_envs.deploy import SpecError
+    from unilab_robot.deploy import SpecError
 
     with pytest.raises(SpecError, match=r"pass the robot's state to apply_action\(action, state, ctrl, data\).*"
                                         r"safety=False"):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
+from types import ModuleType, SimpleNamespace
 
 import gymnasium as gym
 import mujoco
@@ -17,9 +18,10 @@ import pytest
 
 import unilab_envs
 from unilab_envs.core.obs_groups import ObsGroup, resolve_groups
-from unilab_envs.deploy import PolicyIO
-from unilab_envs.deploy.from_task import spec_from_env
-from unilab_envs.deploy.reference import GROUP_BUILDERS
+from unilab_robot.deploy import PolicyIO, SpecError
+from unilab_envs.deploy_spec import spec_from_env
+from unilab_robot.deploy.reference import GROUP_BUILDERS
+from unilab_envs.deploy_spec import task_group_builders
 from unilab_envs.tasks.go1_joystick import CRITIC_GROUPS, GO1, POLICY_GROUPS, Go1Joystick, Go1JoystickConfig
 from wrappers import ObservationHistory, ObservationNoise
 from wrappers.noise import declared_noise_scales
@@ -37,6 +39,13 @@ def my_groups():
     exec(re.search(r"```python\n(# my_groups\.py\n.*?)```", SECTION, re.S).group(1), namespace)
     yield namespace
     gym.registry.pop(TASK_ID, None)
+
+
+def _module(namespace: dict) -> ModuleType:
+    """The exec'd page block as a module (what ``task_group_builders`` reads)."""
+    module = ModuleType("my_groups")
+    module.__dict__.update(namespace)
+    return module
 
 
 def _rollout(env_id: str, steps: int = 15):
@@ -68,9 +77,13 @@ def test_your_group_goes_into_the_deploy_spec_and_the_robot_side_rebuilds_it(my_
         spec = spec_from_env(env, TASK_ID)
         group = {g.name: g for g in spec.observation.groups}["base_height"]
         assert (group.start, group.stop, group.unit, group.meaning) == (50, 51, "m", "trunk height above the ground")
-        assert GROUP_BUILDERS["base_height"] is my_groups["build_base_height"]  # registered when the class was made
+        assert "base_height" not in GROUP_BUILDERS  # the robot side's table is its own: no class fills it
+        builders = task_group_builders(_module(my_groups))
+        assert builders == {"base_height": my_groups["build_base_height"]}  # read from the declaration when asked
         base = env.unwrapped
-        io, data = PolicyIO(spec, base.batch.get_model(0)), mujoco.MjData(base.batch.get_model(0))
+        with pytest.raises(SpecError, match=r"\['base_height'\] have no reference builder.*builders="):
+            PolicyIO(spec, base.batch.get_model(0))
+        io, data = PolicyIO(spec, base.batch.get_model(0), builders=builders), mujoco.MjData(base.batch.get_model(0))
         for i in range(N):
             base.batch.get_data(i, data)
             state = io.initial_state(data, command=base.task.command[i], phase=float(base.task.phase[i]))
@@ -150,18 +163,31 @@ def test_bad_declarations_are_refused_with_what_exists():
 
 def test_play_imports_the_module_a_specs_own_groups_come_from(my_groups, tmp_path, monkeypatch):
     """``unilab play`` on a spec of ``my_groups:MyLab/TallGo1-v0`` imports ``my_groups`` (from the working
-    directory) when the robot side lacks a group's builder, so the group's declaration registers it."""
+    directory) when the robot side lacks a group's builder, and takes the builder its declaration gives."""
     from types import SimpleNamespace
 
-    from trainers.play.policy import _import_task_groups
+    from trainers.play.policy import _task_group_builders
 
     (tmp_path / "my_groups.py").write_text(re.search(r"```python\n(# my_groups\.py\n.*?)```", SECTION, re.S).group(1))
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delitem(GROUP_BUILDERS, "base_height")
     monkeypatch.delitem(sys.modules, "my_groups", raising=False)
-    spec = SimpleNamespace(task=SimpleNamespace(id=f"my_groups:{TASK_ID}"),
-                           observation=SimpleNamespace(groups=[SimpleNamespace(name="linvel"), SimpleNamespace(name="base_height")]))
-    _import_task_groups(spec)
-    assert GROUP_BUILDERS["base_height"] is sys.modules["my_groups"].build_base_height
+    monkeypatch.setattr(gym, "registry", dict(gym.registry))  # the file registers the page's id again
+    gym.registry.pop(TASK_ID, None)
+
+    def spec(*names):
+        return SimpleNamespace(task=SimpleNamespace(id=f"my_groups:{TASK_ID}"),
+                               observation=SimpleNamespace(groups=[SimpleNamespace(name=n) for n in names]))
+
+    assert _task_group_builders(spec("linvel", "gyro")) == {}  # the robot side builds them all: nothing imported
+    assert "my_groups" not in sys.modules
+    builders = _task_group_builders(spec("linvel", "base_height"))
+    assert builders == {"base_height": sys.modules["my_groups"].build_base_height}
+    assert "base_height" not in GROUP_BUILDERS
     monkeypatch.delitem(sys.modules, "my_groups")
+
+
+def test_a_builder_for_a_group_the_robot_side_builds_is_refused():
+    spec = SimpleNamespace(observation=SimpleNamespace(groups=[]))
+    with pytest.raises(SpecError, match=r"\['gyro'\] already have a robot-side builder"):
+        PolicyIO(spec, None, builders={"gyro": lambda io, data, state: 0.0})

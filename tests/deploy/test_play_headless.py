@@ -15,7 +15,7 @@ import torch
 
 from trainers.play import GLFW_KEYS, Player, PlayError, apply_key, find_policy, run_headless
 from trainers.ppo.evaluate import evaluate, load_policy
-from unilab_envs.deploy import load_spec
+from unilab_robot.deploy import load_spec
 
 from tests.deploy.conftest import one_error_line, run
 
@@ -112,7 +112,7 @@ def test_play_films_only_when_asked_and_never_into_the_policy_folder(go1_run, tm
 
 
 def test_play_on_a_model_given_by_path(go1_run, tmp_path):
-    from unilab_envs.assets import go1
+    from unilab_robot.assets import go1
 
     heavy = tmp_path / "go1_heavy.xml"  # a different robot with the same names: 1.5 kg more trunk
     heavy.write_text(go1.MJCF_PATH.read_text().replace('mass="5.204"', 'mass="6.704"', 1))
@@ -209,7 +209,7 @@ def test_the_shipped_go1_policy_plays_and_walks(capsys):
 
 
 def test_play_notes_actuators_that_differ_from_training(go1_run, tmp_path, capsys):
-    from unilab_envs.assets import go1
+    from unilab_robot.assets import go1
 
     stiff = tmp_path / "go1_stiff.xml"
     stiff.write_text(go1.MJCF_PATH.read_text().replace('<position kp="35"', '<position kp="60"', 1))
@@ -248,7 +248,7 @@ def test_the_window_starts_on_a_zero_command_and_lists_its_keys(go1_run):
 
 def test_the_reach_window_starts_with_the_target_at_the_gripper(ur5_run):
     from trainers.play import start_idle
-    from unilab_envs.deploy.episodes import distance_to_target
+    from unilab_robot.deploy.episodes import distance_to_target
 
     player = Player(find_policy(ur5_run), seed=1)
     start_idle(player)

@@ -27,7 +27,7 @@ def test_without_a_profile_the_first_line_says_none(go1_run, capsys):
 
 
 def test_a_stiffer_model_under_a_profile_is_still_reported(go1_run, tmp_path, capsys):
-    from unilab_envs.assets import go1
+    from unilab_robot.assets import go1
 
     stiff = tmp_path / "go1_stiff.xml"
     stiff.write_text(go1.MJCF_PATH.read_text().replace('<position kp="35"', '<position kp="60"', 1))

@@ -6,10 +6,10 @@ import mujoco
 import numpy as np
 import pytest
 
-from unilab_envs.deploy import SpecError
-from unilab_envs.deploy.from_task import default_model_path, deploy_spec_for
-from unilab_envs.deploy.reference import PolicyIO
-from unilab_envs.deploy.sim2real import PlaySim2Real, load_play_profile
+from unilab_robot.deploy import SpecError
+from unilab_envs.deploy_spec import default_model_path, deploy_spec_for
+from unilab_robot.deploy.reference import PolicyIO
+from unilab_robot.deploy.sim2real import PlaySim2Real, load_play_profile
 
 GO1 = "UniLab/Go1Joystick-v0"
 

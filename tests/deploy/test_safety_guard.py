@@ -1,4 +1,4 @@
-"""The safety guard in NumPy (unilab_envs.deploy.safety): hand-computed limits, watchdogs, extreme inputs,
+"""The safety guard in NumPy (unilab_robot.deploy.safety): hand-computed limits, watchdogs, extreme inputs,
 config errors, the deploy spec's ``safety`` section and ``unilab play --safety``."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from unilab_envs.config import ConfigError
-from unilab_envs.deploy import SpecError, load_spec, spec_from_dict, spec_from_json
-from unilab_envs.deploy.from_task import default_model_path, deploy_spec_for
-from unilab_envs.deploy.safety import (REASONS, JointModel, SafetyConfig, SafetyGuard, joint_model_from_spec,
+from unilab_robot.deploy import SpecError, load_spec, spec_from_dict, spec_from_json
+from unilab_envs.deploy_spec import default_model_path, deploy_spec_for
+from unilab_robot.deploy.safety import (REASONS, JointModel, SafetyConfig, SafetyGuard, joint_model_from_spec,
                                        resolve_limits, safety_config)
 
 GO1 = "UniLab/Go1Joystick-v0"

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from trainers.common.deploy_export import run_spec
-from unilab_envs.deploy import load_spec
-from unilab_envs.deploy.spec import ONNX_METADATA_KEY, read_onnx_spec_text
+from unilab_robot.deploy import load_spec
+from unilab_robot.deploy.spec import ONNX_METADATA_KEY, read_onnx_spec_text
 
 POLICIES = Path(__file__).resolve().parents[2] / "policies"
 SHIPPED = sorted(p.name for p in POLICIES.iterdir() if (p / "deploy_spec.json").is_file()) if POLICIES.is_dir() else []

@@ -17,7 +17,7 @@ import numba as nb
 import numpy as np
 import pytest
 
-from unilab_envs.assets import ur5e
+from unilab_robot.assets import ur5e
 from unilab_envs.core.obs_groups import ObsGroup
 from unilab_envs.core.vector_env import UniLabVectorEnv
 from unilab_envs.tasks.arm_groups import REACH_GROUPS

@@ -61,8 +61,8 @@ def test_profile_noise_on_a_critic_only_group_is_not_applied():
 
 
 def test_the_deploy_spec_needs_no_odometry_and_play_skips_the_unread_noise():
-    from unilab_envs.deploy.from_task import spec_from_env
-    from unilab_envs.deploy.sim2real import PlaySim2Real
+    from unilab_envs.deploy_spec import spec_from_env
+    from unilab_robot.deploy.sim2real import PlaySim2Real
     from wrappers.sim2real import load_profile
 
     env = gym.make_vec("UniLab/Go1Joystick-v0", num_envs=2, critic_only_groups=["linvel"])

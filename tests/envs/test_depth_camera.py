@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import unilab_envs  # noqa: F401  (registers the tasks)
-from unilab_envs.deploy.camera import depth_frame
-from unilab_envs.deploy.from_task import spec_from_env
-from unilab_envs.deploy.spec import SpecError, spec_from_json, validate
+from unilab_robot.deploy.camera import depth_frame
+from unilab_envs.deploy_spec import spec_from_env
+from unilab_robot.deploy.spec import SpecError, spec_from_json, validate
 from unilab_envs.sensors import DepthCameraConfig
 from unilab_envs.sensors.static_scene import cast_ray, static_scene
 
@@ -121,7 +121,7 @@ def test_the_envs_frames_are_the_robot_sides_and_a_slower_camera_holds_its_frame
 
 
 def test_play_renders_at_the_cameras_rate_and_afresh_each_episode(depth_env):
-    from unilab_envs.deploy.reference import PolicyIO
+    from unilab_robot.deploy.reference import PolicyIO
 
     env, task = depth_env, depth_env.unwrapped.task
     spec = spec_from_env(env.unwrapped, TASK)  # update_every 2

@@ -9,7 +9,7 @@ import mujoco
 import numpy as np
 import pytest
 
-from unilab_envs.assets import g1
+from unilab_robot.assets import g1
 from unilab_envs.tasks.g1_joystick import OBS_GROUPS, PRIVILEGED_GROUPS, REWARD_NAMES
 
 ENV_ID = "UniLab/G1Joystick-v0"

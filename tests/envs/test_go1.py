@@ -6,7 +6,7 @@ import gymnasium as gym
 import mujoco
 import numpy as np
 
-from unilab_envs.assets import go1
+from unilab_robot.assets import go1
 
 
 def test_robot_facts_match_the_model():

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import unilab_envs  # noqa: F401  (registers the tasks)
-from unilab_envs.assets import g1, go1, ur5e, ur5e_2f85
+from unilab_robot.assets import g1, go1, ur5e, ur5e_2f85
 from unilab_envs.core.model import MOTOR, POSITION, SUPPORTED_ACTUATORS, servo_joint_actuators
 from unilab_envs.tasks.g1_joystick import G1Joystick
 from unilab_envs.tasks.go1_joystick import Go1Joystick
@@ -242,7 +242,7 @@ def test_gains_of_the_wrong_length_are_refused(variants):
 
 
 def test_other_gains_reach_the_torque_model_and_its_deploy_spec(variants):
-    from unilab_envs.deploy.from_task import deploy_spec_for
+    from unilab_envs.deploy_spec import deploy_spec_for
 
     kp, kd = tuple(np.linspace(20.0, 31.0, 12)), (0.7,) * 12
     spec = deploy_spec_for(GO1, model_path=str(variants[GO1]), pd_kp=kp, pd_kd=kd)

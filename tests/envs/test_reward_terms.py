@@ -13,7 +13,7 @@ import numba as nb
 import numpy as np
 import pytest
 
-from unilab_envs.config.errors import ConfigError
+from unilab_robot.config.errors import ConfigError
 from unilab_envs.core.reward_terms import RewardTerm, register_reward_term, term_call
 from unilab_envs.core.vector_env import UniLabVectorEnv
 from unilab_envs.locomotion import LocomotionTask

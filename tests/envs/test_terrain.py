@@ -8,7 +8,7 @@ import mujoco
 import numpy as np
 import pytest
 
-from unilab_envs.assets import go1
+from unilab_robot.assets import go1
 from unilab_envs.config import ConfigError
 from unilab_envs.terrain import (TerrainConfig, flat_terrain, generate_terrain, ground_height, scan_heights,
                                  scan_points, terrain_model)

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import unilab_envs  # noqa: F401  (registers the tasks)
-from unilab_envs.assets import g1
+from unilab_robot.assets import g1
 from unilab_envs.core.model import MOTOR, servo_joint_actuators
 
 G1 = "UniLab/G1Joystick-v0"
@@ -76,8 +76,8 @@ def test_the_unitree_shaped_g1_gets_the_joint_limits_as_its_servos_torque_limits
 
 
 def test_the_deploy_spec_and_the_safety_guard_carry_the_joint_limits(tmp_path):
-    from unilab_envs.deploy.from_task import deploy_spec_for
-    from unilab_envs.deploy.safety import SafetyGuard
+    from unilab_envs.deploy_spec import deploy_spec_for
+    from unilab_robot.deploy.safety import SafetyGuard
 
     path = unitree_shaped(Path(g1.MJCF_PATH), tmp_path / "g1_29dof_motors.xml")
     spec, shipped = deploy_spec_for(G1, model_path=str(path)), deploy_spec_for(G1)
@@ -121,8 +121,8 @@ def test_the_motor_its_range_and_the_joint_limit_intersect():
 def test_position_servos_without_forcerange_take_the_joints_limit_in_the_spec_and_the_guard(tmp_path):
     """The shipped G1 with its actuators' forcerange moved onto the joints (actuatorfrcrange): MuJoCo clamps the
     same torques, and the deploy spec and the guard read them from the joints."""
-    from unilab_envs.deploy.from_task import deploy_spec_for
-    from unilab_envs.deploy.safety import SafetyGuard
+    from unilab_envs.deploy_spec import deploy_spec_for
+    from unilab_robot.deploy.safety import SafetyGuard
 
     src = Path(g1.MJCF_PATH)
     shipped = mujoco.MjModel.from_xml_path(str(src))

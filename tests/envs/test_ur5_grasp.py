@@ -7,7 +7,7 @@ import mujoco
 import numpy as np
 import pytest
 
-from unilab_envs.assets import ur5e_2f85 as scene
+from unilab_robot.assets import ur5e_2f85 as scene
 from unilab_envs.tasks.ur5_grasp_kernels import IX_CUBE_Q, IX_PINCH
 
 TASK = "UniLab/UR5Grasp-v0"
@@ -280,7 +280,7 @@ def test_bad_configuration_says_what_to_fix(tmp_path):
         gym.make_vec(TASK, num_envs=1, cube_mass=(0.3, 0.1))
     with pytest.raises(ValueError, match="must lie on the table"):
         gym.make_vec(TASK, num_envs=1, cube_x=(-0.2, 0.9))
-    from unilab_envs.assets import ur5e
+    from unilab_robot.assets import ur5e
 
     with pytest.raises(ValueError, match="needs a body 'cube'"):
         gym.make_vec(TASK, num_envs=1, model_path=str(ur5e.MJCF_PATH))  # the reach arm: no gripper, no cube

@@ -9,7 +9,7 @@ import mujoco
 import numpy as np
 import pytest
 
-from unilab_envs.assets import ur5e
+from unilab_robot.assets import ur5e
 from unilab_envs.tasks.ur5_reach import UR5ReachConfig
 
 TASK = "UniLab/UR5Reach-v0"

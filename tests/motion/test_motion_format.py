@@ -10,7 +10,7 @@ import mujoco
 import numpy as np
 import pytest
 
-from unilab_envs.assets.g1 import MJCF_PATH
+from unilab_robot.assets.g1 import MJCF_PATH
 from unilab_envs.motion.clips import clip_path
 from unilab_envs.motion.epmocap import read_epmocap
 from unilab_envs.motion.format import ARRAY_KEYS, MotionFormatError, load_motion, save_motion

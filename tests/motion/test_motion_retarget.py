@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("envpool_assets", reason="the motion extra (envpool-assets) is not installed")
 
-from unilab_envs.assets.g1 import MJCF_PATH  # noqa: E402
+from unilab_robot.assets.g1 import MJCF_PATH  # noqa: E402
 from unilab_envs.motion.cmu_source import cmu_model, forward_kinematics, load_source_clips  # noqa: E402
 from unilab_envs.motion.format import load_motion  # noqa: E402
 from unilab_envs.motion.playback import play_kinematic  # noqa: E402

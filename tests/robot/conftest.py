@@ -10,7 +10,7 @@ from robot_support import G1_POLICY
 @pytest.fixture(scope="session")
 def g1():
     """``(spec, policy)`` of the shipped G1 ``_real`` policy (onnxruntime)."""
-    from trainers.play.policy import OnnxPolicy, find_policy
+    from unilab_robot.policy import OnnxPolicy, find_policy
 
     bundle = find_policy(G1_POLICY)
     return bundle.spec, OnnxPolicy(bundle.onnx, bundle.spec)

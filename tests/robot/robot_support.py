@@ -10,7 +10,7 @@ G1_POLICY = "policies/g1_joystick_real"
 
 
 def g1_model(spec):
-    from trainers.play.model import load_play_model
+    from unilab_robot.model import load_play_model
 
     return load_play_model(spec)
 
@@ -23,8 +23,8 @@ class Lines(list):
 
 
 def lockstep(runtime, sim, seconds: float, t0: float = 0.0, sim_alive=lambda t: True) -> float:
-    """:func:`unilab_envs.robot.lockstep.run_lockstep` (one virtual clock, the in-process wire)."""
-    from unilab_envs.robot.lockstep import run_lockstep
+    """:func:`unilab_robot.lockstep.run_lockstep` (one virtual clock, the in-process wire)."""
+    from unilab_robot.lockstep import run_lockstep
 
     return run_lockstep(runtime, sim, seconds, t0, sim_alive)
 

@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 
 from robot_support import Lines, g1_model, lockstep
-from unilab_envs.robot import messages as M
-from unilab_envs.robot.cmd_check import command_problem
-from unilab_envs.robot.crc import stamp_crc
-from unilab_envs.robot.motors import robot_def
-from unilab_envs.robot.runtime import RobotRuntime, RuntimeConfig
-from unilab_envs.robot.sim import SimConfig, SimRobot
-from unilab_envs.robot.wire import LocalBus
+from unilab_robot import messages as M
+from unilab_robot.cmd_check import command_problem
+from unilab_robot.crc import stamp_crc
+from unilab_robot.motors import robot_def
+from unilab_robot.runtime import RobotRuntime, RuntimeConfig
+from unilab_robot.sim import SimConfig, SimRobot
+from unilab_robot.wire import LocalBus
 
 
 def _cmd(family=M.HG, **motor0):

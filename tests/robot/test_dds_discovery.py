@@ -9,7 +9,7 @@ import re
 import pytest
 
 from robot_support import G1_POLICY
-from unilab_envs.robot.dds_config import ENV, DdsConfig, index_port, spdp_port
+from unilab_robot.dds_config import ENV, DdsConfig, index_port, spdp_port
 
 
 def _print_config(capsys, *args):

@@ -1,5 +1,5 @@
-"""The gate before a hot swap (trainers/robot_gate.py) and the profile built from an identification
-(unilab_envs/robot/identified.py): a candidate that falls more often than the running policy on the same held-out
+"""The gate before a hot swap (unilab_robot/gate.py) and the profile built from an identification
+(unilab_robot/identified.py): a candidate that falls more often than the running policy on the same held-out
 simulated episodes is not handed to the runtime; one that falls no more often is; the fine-tuning profile widens the
 identified friction by its stated error and keeps the base profile's other sections.
 
@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from robot_support import shifted_policy
-from trainers.robot_gate import World, acting_folder, decide
-from unilab_envs.robot.identified import IdentifiedError, identified_profile, load_fit
+from unilab_robot.gate import World, acting_folder, decide
+from unilab_robot.identified import IdentifiedError, identified_profile, load_fit
 
 GO1_POLICY = "policies/go1_joystick_real"
 
@@ -91,9 +91,9 @@ def test_swap_with_a_gate_hands_over_only_what_passes(tmp_path, capsys):
     """`unilab robot swap --gate FIT.json` against a running runtime's control channel: the worse candidate is
     rejected (exit 3) and never loaded; the shipped policy itself passes and is loaded."""
     from trainers.cli import main
-    from trainers.play.policy import find_policy
-    from unilab_envs.robot.control import serve
-    from unilab_envs.robot.swap import HotSwap
+    from unilab_robot.policy import find_policy
+    from unilab_robot.control import serve
+    from unilab_robot.swap import HotSwap
 
     spec = find_policy(GO1_POLICY).spec
     swap = HotSwap(spec, lambda obs: np.zeros(12), GO1_POLICY, say=lambda line: None)

@@ -1,4 +1,4 @@
-"""Hot swap in the running runtime (unilab_envs/robot/swap.py): a candidate is swapped in between two control steps,
+"""Hot swap in the running runtime (unilab_robot/swap.py): a candidate is swapped in between two control steps,
 the step log says which policy acted at each step, a mismatched candidate is refused in one line while the old policy
 keeps acting, rollback restores the previous policy, and the candidate is opened and warmed up on the loader's thread,
 so the control thread only ever runs it for the steps it acts on. (How long the swap step takes is a measurement, not a
@@ -18,14 +18,14 @@ import numpy as np
 import pytest
 
 from robot_support import G1_POLICY, Lines, g1_model, lockstep, shifted_policy
-from unilab_envs.robot.control import ask, serve
-from unilab_envs.robot.lockstep import run_lockstep
-from unilab_envs.robot.motors import robot_def
-from unilab_envs.robot.runtime import RobotRuntime, RuntimeConfig
-from unilab_envs.robot.sim import SimRobot
-from unilab_envs.robot.steplog import MODES, StepLog, load_log
-from unilab_envs.robot.swap import HotSwap, OnnxSession
-from unilab_envs.robot.wire import LocalBus
+from unilab_robot.control import ask, serve
+from unilab_robot.lockstep import run_lockstep
+from unilab_robot.motors import robot_def
+from unilab_robot.runtime import RobotRuntime, RuntimeConfig
+from unilab_robot.sim import SimRobot
+from unilab_robot.steplog import MODES, StepLog, load_log
+from unilab_robot.swap import HotSwap, OnnxSession
+from unilab_robot.wire import LocalBus
 
 DELTA = 0.0625  # exact in float32
 POLICY = MODES.index("policy")
@@ -127,7 +127,7 @@ class _ThreadNoting(OnnxSession):
 def test_the_candidate_loads_and_warms_up_off_the_control_thread(g1, tmp_path, monkeypatch):
     """The candidate loads while the loop runs: it is opened and warmed up on the loader's thread, the swap lands at
     a step boundary, and from there the control thread runs it once per step, as it ran the policy before."""
-    monkeypatch.setattr("unilab_envs.robot.swap.OnnxSession", _ThreadNoting)
+    monkeypatch.setattr("unilab_robot.swap.OnnxSession", _ThreadNoting)
     monkeypatch.setattr(_ThreadNoting, "made", [])
     sim, rt, lines, first = _runtime(g1, tmp_path)
     t = lockstep(rt, sim, 0.4)

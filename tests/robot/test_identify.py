@@ -1,4 +1,4 @@
-"""Identification from the robot's own log (unilab_envs/robot/identify.py): a simulated robot walks on a floor of
+"""Identification from the robot's own log (unilab_robot/identify.py): a simulated robot walks on a floor of
 known friction, the runtime logs every step, and replaying the logged commands from the logged states finds it.
 
 Stated error (docs/results/robot_bridge.md): with each window's start height searched (the default), the Go1's
@@ -15,13 +15,13 @@ import numpy as np
 import pytest
 
 from robot_support import Lines, g1_model
-from unilab_envs.robot.identify import IdentifyConfig, IdentifyError, add_payload, identify, set_floor_friction
-from unilab_envs.robot.lockstep import run_lockstep
-from unilab_envs.robot.motors import robot_def
-from unilab_envs.robot.runtime import RobotRuntime, RuntimeConfig
-from unilab_envs.robot.sim import SimConfig, SimRobot
-from unilab_envs.robot.steplog import StepLog, load_log
-from unilab_envs.robot.wire import LocalBus
+from unilab_robot.identify import IdentifyConfig, IdentifyError, add_payload, identify, set_floor_friction
+from unilab_robot.lockstep import run_lockstep
+from unilab_robot.motors import robot_def
+from unilab_robot.runtime import RobotRuntime, RuntimeConfig
+from unilab_robot.sim import SimConfig, SimRobot
+from unilab_robot.steplog import StepLog, load_log
+from unilab_robot.wire import LocalBus
 
 def _walk_log(g1, tmp_path, friction: float, seconds: float = 8.0, latency_ms: float = 0.0, payload: float = 0.0) -> dict:
     """The runtime's log of the G1 walking at 0.5 m/s on a floor of ``friction`` (2 s start-up on the gantry), with

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 from robot_support import Lines, g1_model, lockstep
-from unilab_envs.robot.keyboard import KeyboardCommand, KeyboardError, TerminalKeyboard, split_keys
-from unilab_envs.robot.motors import robot_def
-from unilab_envs.robot.runtime import RobotRuntime, RuntimeConfig
-from unilab_envs.robot.sim import SimConfig, SimRobot
-from unilab_envs.robot.wire import LocalBus
+from unilab_robot.keyboard import KeyboardCommand, KeyboardError, TerminalKeyboard, split_keys
+from unilab_robot.motors import robot_def
+from unilab_robot.runtime import RobotRuntime, RuntimeConfig
+from unilab_robot.sim import SimConfig, SimRobot
+from unilab_robot.wire import LocalBus
 
 RANGES = ((-0.6, 1.0), (-0.5, 0.5), (-1.0, 1.0))
 

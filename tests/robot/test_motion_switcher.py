@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 
 from robot_support import G1_POLICY, Lines, g1_model, lockstep
-from unilab_envs.robot import api
-from unilab_envs.robot.motion_switcher import (API_CHECK_MODE, API_RELEASE_MODE, TOPIC_REQUEST, TOPIC_RESPONSE,
+from unilab_robot import api
+from unilab_robot.motion_switcher import (API_CHECK_MODE, API_RELEASE_MODE, TOPIC_REQUEST, TOPIC_RESPONSE,
                                                MotionSwitcherClient, MotionSwitcherError, release_built_in)
-from unilab_envs.robot.motors import robot_def
-from unilab_envs.robot.runtime import RobotRuntime, RuntimeConfig
-from unilab_envs.robot.sim import SimConfig, SimRobot
-from unilab_envs.robot.wire import LocalBus
+from unilab_robot.motors import robot_def
+from unilab_robot.runtime import RobotRuntime, RuntimeConfig
+from unilab_robot.sim import SimConfig, SimRobot
+from unilab_robot.wire import LocalBus
 
 DOMAIN = 200 + os.getpid() % 30  # domains of this test run's own (test_robot_dds uses 100..199)
 

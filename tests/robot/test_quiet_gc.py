@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import weakref
 
-from unilab_envs.robot.quiet_gc import EVERY_STEPS, QuietCollector
+from unilab_robot.quiet_gc import EVERY_STEPS, QuietCollector
 
 
 class Node:

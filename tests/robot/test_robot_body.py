@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from trainers.cli import main
-from unilab_envs.deploy import load_spec
-from unilab_envs.robot.motors import ROBOTS, body_mismatch
+from unilab_robot.deploy import load_spec
+from unilab_robot.motors import ROBOTS, body_mismatch
 
 GO1 = "policies/go1_joystick_real"
 

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from robot_support import G1_POLICY
-from unilab_envs.robot import messages as M
-from unilab_envs.robot.crc import crc_ok, stamp_crc
-from unilab_envs.robot.dds_config import ENV, DdsConfig
+from unilab_robot import messages as M
+from unilab_robot.crc import crc_ok, stamp_crc
+from unilab_robot.dds_config import ENV, DdsConfig
 
 DOMAIN = 100 + os.getpid() % 100  # a domain of this test run's own
 
@@ -34,7 +34,7 @@ def test_config_is_loopback_only():
 
 
 def test_runs_under_the_loopback_config_and_round_trips(tmp_path):
-    dds = pytest.importorskip("unilab_envs.robot.dds")
+    dds = pytest.importorskip("unilab_robot.dds")
     trace = tmp_path / "cyclone.log"
     config = DdsConfig(domain_id=DOMAIN, trace_file=str(trace))
     topics = {M.TOPIC_CMD: M.HG_LOW_CMD}
@@ -103,7 +103,7 @@ def test_g1_walks_with_runtime_and_sim_as_two_processes(tmp_path):
 
 
 def test_joint_name_mismatch_through_the_cli_sends_damping():
-    dds = pytest.importorskip("unilab_envs.robot.dds")
+    dds = pytest.importorskip("unilab_robot.dds")
     listener = dds.DdsTransport(DdsConfig(domain_id=DOMAIN + 2), {M.TOPIC_CMD: M.GO_LOW_CMD}, publish=(),
                                 subscribe=(M.TOPIC_CMD,), depth=8)
     run = subprocess.run(_unilab("robot", "run", G1_POLICY, "--robot", "go2", "--domain", str(DOMAIN + 2)),
@@ -126,8 +126,8 @@ def test_without_cyclonedds_everything_imports_and_the_command_says_how_to_insta
                 if name == "cyclonedds" or name.startswith("cyclonedds."):
                     raise ImportError("No module named 'cyclonedds'")
         sys.meta_path.insert(0, Block())
-        import unilab_envs.robot, unilab_envs.robot.runtime, unilab_envs.robot.sim, unilab_envs.robot.messages
-        import trainers.robot_cli
+        import unilab_robot, unilab_robot.runtime, unilab_robot.sim, unilab_robot.messages
+        import unilab_robot.robot_cli
         from trainers.cli import main
         sys.exit(main(["robot", "sim", "{G1_POLICY}"]))
     """)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from unilab_envs.deploy import load_spec
-from unilab_envs.robot.driver import MotorDriver, motor_torque
-from unilab_envs.robot.motors import G1_29
+from unilab_robot.deploy import load_spec
+from unilab_robot.driver import MotorDriver, motor_torque
+from unilab_robot.motors import G1_29
 
 
 def test_motor_torque_by_hand():
@@ -20,7 +20,7 @@ def test_motor_torque_by_hand():
 
 
 def _g1_model():
-    from trainers.play.model import load_play_model
+    from unilab_robot.model import load_play_model
 
     return load_play_model(load_spec("policies/g1_joystick_real/deploy_spec.json"))
 

@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 
 from robot_support import Lines, g1_model, lockstep
-from unilab_envs.robot import messages as M
-from unilab_envs.robot.crc import stamp_crc
-from unilab_envs.robot.motors import NameMapError, robot_def
-from unilab_envs.robot.runtime import RobotRuntime, RuntimeConfig, RuntimeFault
-from unilab_envs.robot.sim import SimConfig, SimRobot
-from unilab_envs.robot.wire import Link, LocalBus
+from unilab_robot import messages as M
+from unilab_robot.crc import stamp_crc
+from unilab_robot.motors import NameMapError, robot_def
+from unilab_robot.runtime import RobotRuntime, RuntimeConfig, RuntimeFault
+from unilab_robot.sim import SimConfig, SimRobot
+from unilab_robot.wire import Link, LocalBus
 
 
 class Corrupting:

@@ -6,13 +6,13 @@ from __future__ import annotations
 import numpy as np
 
 from robot_support import Lines, g1_model, lockstep
-from unilab_envs.deploy.episodes import fell
-from unilab_envs.robot.motors import robot_def
-from unilab_envs.robot.remote import Remote
-from unilab_envs.robot.runtime import RobotRuntime, RuntimeConfig
-from unilab_envs.robot.sim import SimConfig, SimRobot
-from unilab_envs.robot.steplog import MODES, StepLog, load_log
-from unilab_envs.robot.wire import LocalBus
+from unilab_robot.deploy.episodes import fell
+from unilab_robot.motors import robot_def
+from unilab_robot.remote import Remote
+from unilab_robot.runtime import RobotRuntime, RuntimeConfig
+from unilab_robot.sim import SimConfig, SimRobot
+from unilab_robot.steplog import MODES, StepLog, load_log
+from unilab_robot.wire import LocalBus
 
 
 def _pair(g1, sim_config=SimConfig(), runtime_config=RuntimeConfig(), log=None):
@@ -85,7 +85,7 @@ def test_a_log_name_with_a_dot_keeps_it(tmp_path):
     its names; a name given with .npz or .csv is the same log."""
     import numpy as np
 
-    from unilab_envs.robot.steplog import StepLog, load_log, log_file
+    from unilab_robot.steplog import StepLog, load_log, log_file
 
     log = StepLog(tmp_path / "wet_0.2", {"q": 2})
     log.write(t=0.5, lateness_s=0, compute_s=0, missed=0, state_tick=4, fresh=1, mode=3, q=[1.0, 2.0])

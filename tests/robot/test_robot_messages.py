@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from unilab_envs.robot import messages as M
-from unilab_envs.robot.crc import c_image, crc32_core, crc32_mpeg2, crc32_words, crc_ok, message_crc, stamp_crc
-from unilab_envs.robot.remote import Remote, pack_remote, unpack_remote, velocity_command
+from unilab_robot import messages as M
+from unilab_robot.crc import c_image, crc32_core, crc32_mpeg2, crc32_words, crc_ok, message_crc, stamp_crc
+from unilab_robot.remote import Remote, pack_remote, unpack_remote, velocity_command
 
 
 def test_struct_sizes_are_the_published_ones():

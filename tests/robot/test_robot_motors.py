@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from unilab_envs.deploy import load_spec
-from unilab_envs.robot.motors import G1_29, GO2_12, NameMapError, motor_map, robot_def, robot_for_joints
+from unilab_robot.deploy import load_spec
+from unilab_robot.motors import G1_29, GO2_12, NameMapError, motor_map, robot_def, robot_for_joints
 
 
 def test_shipped_specs_map_onto_their_robots():

@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 
 from robot_support import Lines, g1_model, lockstep
-from unilab_envs.robot import messages as M
-from unilab_envs.robot.crc import stamp_crc
-from unilab_envs.robot.motors import robot_def
-from unilab_envs.robot.runtime import RobotRuntime, RuntimeConfig, RuntimeFault
-from unilab_envs.robot.sim import SimConfig, SimRobot
-from unilab_envs.robot.state_filter import StateFilter, accepts_unstamped
-from unilab_envs.robot.wire import LocalBus
+from unilab_robot import messages as M
+from unilab_robot.crc import stamp_crc
+from unilab_robot.motors import robot_def
+from unilab_robot.runtime import RobotRuntime, RuntimeConfig, RuntimeFault
+from unilab_robot.sim import SimConfig, SimRobot
+from unilab_robot.state_filter import StateFilter, accepts_unstamped
+from unilab_robot.wire import LocalBus
 
 DOMAIN = 230 + os.getpid() % 2
 
@@ -132,8 +132,8 @@ def test_stale_line_says_what_arrived_since(g1):
 
 
 def test_unstamped_states_over_dds_on_loopback(g1):
-    dds = pytest.importorskip("unilab_envs.robot.dds")
-    from unilab_envs.robot.dds_config import DdsConfig
+    dds = pytest.importorskip("unilab_robot.dds")
+    from unilab_robot.dds_config import DdsConfig
 
     spec, policy = g1
     config = DdsConfig(domain_id=DOMAIN)

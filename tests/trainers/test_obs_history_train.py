@@ -90,7 +90,7 @@ def test_bad_history_configs_fail_in_one_line_before_the_run(tmp_path, capsys, b
 
 def test_reach_exports_ships_and_plays_with_its_history(tmp_path, capsys):
     from trainers.play import Player, find_policy, run_headless
-    from unilab_envs.deploy import HistoryStack, load_spec
+    from unilab_robot.deploy import HistoryStack, load_spec
 
     out = tmp_path / "reach"
     assert cli.main(["train", "--task", REACH, "--num-envs", "4", *QUIET, "--total-steps", "32", "--out", str(out),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from trainers.offpolicy.config import CONFIG_DIR, UpdatesRaise, load_offpolicy_config
-from unilab_envs.config.yaml_io import read_yaml
+from unilab_robot.config.yaml_io import read_yaml
 
 
 def test_the_grasp_profile_recipe_is_the_bare_recipe_plus_its_own_keys():

@@ -7,7 +7,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 
 from tests.wrappers.conftest import Tap, columns, make_go1
-from unilab_envs.deploy.sim2real import PlaySim2Real
+from unilab_robot.deploy.sim2real import PlaySim2Real
 from wrappers import Sim2Real
 
 A = 12
@@ -65,9 +65,9 @@ def test_next_step_mode_keeps_the_reset_rows_zero():
 def test_play_side_profile_passes_the_controller_groups_unperturbed():
     import mujoco
 
-    from unilab_envs.deploy.from_task import default_model_path, deploy_spec_for
-    from unilab_envs.deploy.reference import PolicyIO
-    from unilab_envs.deploy.sim2real import load_play_profile
+    from unilab_envs.deploy_spec import default_model_path, deploy_spec_for
+    from unilab_robot.deploy.reference import PolicyIO
+    from unilab_robot.deploy.sim2real import load_play_profile
 
     spec = deploy_spec_for("UniLab/Go1Joystick-v0")
     model = mujoco.MjModel.from_xml_path(str(default_model_path("UniLab/Go1Joystick-v0")))

@@ -13,7 +13,7 @@ import unilab_envs  # noqa: F401  (registers the tasks)
 from tests.wrappers.conftest import MODES, Tap, make_go1
 from trainers.common.envs import make_vec_env
 from unilab_envs.config import ConfigError
-from unilab_envs.deploy.history import HistoryConfig, HistoryStack, history_section
+from unilab_robot.deploy.history import HistoryConfig, HistoryStack, history_section
 from wrappers import ObservationHistory, Sim2Real
 
 GRASP = "UniLab/UR5Grasp-v0"
@@ -198,9 +198,9 @@ def test_the_deploy_runtime_stacks_what_the_wrapper_stacks(mode, rng):
 
 
 def test_the_spec_section_round_trips_and_is_checked():
-    from unilab_envs.deploy import spec_from_json
-    from unilab_envs.deploy.from_task import deploy_spec_for
-    from unilab_envs.deploy.spec import SpecError
+    from unilab_robot.deploy import spec_from_json
+    from unilab_envs.deploy_spec import deploy_spec_for
+    from unilab_robot.deploy.spec import SpecError
 
     spec = deploy_spec_for("UniLab/UR5Reach-v0")
     groups = {g.name: (g.start, g.stop) for g in spec.observation.groups}

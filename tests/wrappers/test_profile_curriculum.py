@@ -7,7 +7,7 @@ import pytest
 
 from trainers.common.envs import AS_TRAINED, resolve_sim2real
 from unilab_envs.config import ConfigError
-from unilab_envs.deploy.sim2real import load_play_profile
+from unilab_robot.deploy.sim2real import load_play_profile
 from wrappers import Sim2Real
 from wrappers.curriculum import ProfileCurriculum, ProfileCurriculumConfig, episodes_that_went_well, next_profile_level
 from wrappers.latency import scaled_delay

@@ -10,8 +10,8 @@ import pytest
 
 import unilab_envs  # noqa: F401  (registers UniLab/*)
 from tests.wrappers.conftest import GO1, MODES, Tap, columns, make_go1
-from unilab_envs.deploy.from_task import deploy_spec_for
-from unilab_envs.deploy.safety import REASONS, SafetyGuard, joint_model_from_spec, resolve_limits, up_z
+from unilab_envs.deploy_spec import deploy_spec_for
+from unilab_robot.deploy.safety import REASONS, SafetyGuard, joint_model_from_spec, resolve_limits, up_z
 from wrappers import PacketLoss, Safety, Sim2Real
 
 DAMPED = {"safe_mode": "damping", "safe_damping": 2.0}

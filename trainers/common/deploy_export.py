@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from trainers.common.atomic import atomic_write
-from unilab_envs.deploy.spec import ONNX_METADATA_KEY, SPEC_FILENAME, DeploySpec, Precision
+from unilab_robot.deploy.spec import ONNX_METADATA_KEY, SPEC_FILENAME, DeploySpec, Precision
 
 
 def _run_config(run_folder: Path) -> dict[str, Any] | None:
@@ -75,7 +75,7 @@ def run_safety(run_folder: Path) -> tuple[dict[str, Any], str]:
     cfg = _run_config(Path(run_folder)) or {}
     sim2real = cfg.get("sim2real")
     if sim2real:
-        from unilab_envs.profile_files import resolve_profile
+        from unilab_robot.profiles import resolve_profile
 
         try:
             section = resolve_profile(sim2real).get("safety")
@@ -109,7 +109,7 @@ def build_spec(task: str, env_kwargs: dict[str, Any] | None = None, precision: P
     import dataclasses
 
     from trainers.common.envs import import_task_module
-    from unilab_envs.deploy.from_task import deploy_spec_for
+    from unilab_envs.deploy_spec import deploy_spec_for
 
     import_task_module(task)  # "module:Id": the user's module, from the current directory too
     kwargs = {k: v for k, v in (env_kwargs or {}).items() if k != "num_threads"}
@@ -118,8 +118,8 @@ def build_spec(task: str, env_kwargs: dict[str, Any] | None = None, precision: P
     if precision is not None:
         spec = dataclasses.replace(spec, precision=precision)
     if history is not None:
-        from unilab_envs.deploy.history import history_config, history_section
-        from unilab_envs.deploy.spec import validate
+        from unilab_robot.deploy.history import history_config, history_section
+        from unilab_robot.deploy.spec import validate
 
         groups = {g.name: (g.start, g.stop) for g in spec.observation.groups}
         spec = dataclasses.replace(spec, history=history_section(groups, spec.observation.size, history_config(history)))
@@ -152,7 +152,7 @@ def run_spec(run_folder: str | Path, precision: Precision | None = None) -> Depl
     robot-side contract to write. A UniLab task that cannot say its facts raises
     (:meth:`unilab_envs.core.task.Task.deploy_facts`).
     """
-    from unilab_envs.deploy.from_task import NoDeploySpec
+    from unilab_envs.deploy_spec import NoDeploySpec
 
     found = run_task(Path(run_folder))
     if found is None:
@@ -178,7 +178,7 @@ def attach_for_run(onnx_path: str | Path, run_folder: str | Path, precision: Pre
 
 def safety_line(spec_path: str | Path) -> str:
     """The line ``unilab export`` prints about the guard it wrote into the spec at ``spec_path``: whose numbers."""
-    from unilab_envs.deploy.spec import load_spec
+    from unilab_robot.deploy.spec import load_spec
 
     spec = load_spec(spec_path)
     if spec.safety is None:

@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from unilab_envs.deploy.spec import PRECISIONS  # ("fp32", "fp16", "int8")
+from unilab_robot.deploy.spec import PRECISIONS  # ("fp32", "fp16", "int8")
 
 from .atomic import atomic_write
 
@@ -239,7 +239,7 @@ class PrecisionReport:
     def spec_section(self):
         """The deploy spec's ``precision`` section (:class:`unilab_envs.deploy.spec.Precision`): the worse
         error as ``max_action_error`` / ``mean_action_error``, each observation set's in ``measured``."""
-        from unilab_envs.deploy.spec import Precision, PrecisionSample
+        from unilab_robot.deploy.spec import Precision, PrecisionSample
 
         e = self.error
         if e is None:

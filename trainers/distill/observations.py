@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 import gymnasium as gym
 import numpy as np
 
-from unilab_envs.core.controller_groups import CONTROLLER_GROUPS
+from unilab_robot.deploy.controller_groups import CONTROLLER_GROUPS
 
 
 class GroupError(ValueError):

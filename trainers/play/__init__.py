@@ -1,7 +1,7 @@
 """``unilab play``: an exported policy in plain MuJoCo, through the deploy spec's reference path.
 
 The policy is ``policy.onnx`` run by onnxruntime; its observation is rebuilt from a plain
-``mujoco.MjData`` by :class:`unilab_envs.deploy.PolicyIO` and its action mapped to
+``mujoco.MjData`` by :class:`unilab_robot.deploy.PolicyIO` and its action mapped to
 ``ctrl`` the same way; physics is ``mujoco.mj_step`` at the spec's physics step, the
 policy at its control rate. No ``mujoco.batch``, no Numba kernels, no torch: what runs
 here is what a robot-side program runs, so a policy that survives ``play`` has had its
@@ -15,9 +15,10 @@ observation order, scaling, action mapping and control rate checked outside trai
 
 One idea per module, all re-exported here (``from trainers.play import Player``):
 
-* :mod:`.policy`: the run folder's ``policy.onnx`` and deploy spec (:func:`find_policy`,
-  :class:`OnnxPolicy`, :class:`PlayError`);
-* :mod:`.model`: the ``MjModel`` to step, with the spec's terrain (:func:`load_play_model`);
+* :mod:`.policy`: the run folder's ``policy.onnx`` and deploy spec (:func:`find_policy`: the robot side's,
+  :mod:`unilab_robot.policy`, with the hooks that ask a task's code); :class:`OnnxPolicy`, :class:`PlayError`
+  and :func:`load_play_model` (the ``MjModel`` to step, with the spec's terrain) are the robot side's
+  (:mod:`unilab_robot.policy`, :mod:`unilab_robot.model`), named here too;
 * :mod:`.safety_section`: which safety section the guard runs (:func:`play_safety`);
 * :mod:`.gains`: a model whose servo gains differ from the spec's is driven with the spec's (``--model-gains``: its own);
 * :mod:`.player`: one robot under the policy (:class:`Player`: ``act`` then ``simulate``);
@@ -29,15 +30,16 @@ One idea per module, all re-exported here (``from trainers.play import Player``)
 
 from __future__ import annotations
 
-import unilab_envs.deploy  # noqa: F401  (first: picks MuJoCo's GL backend before mujoco loads)
+import unilab_envs  # noqa: F401  (first: picks MuJoCo's GL backend before mujoco loads)
+from unilab_robot.model import load_play_model
+from unilab_robot.policy import POLICY_FILENAME, OnnxPolicy, PlayError, PolicyBundle
 
 from .headless import Filmer, run_headless
 from .keys import GLFW_KEYS, KEYS_HELP, TARGET_STEP, VELOCITY_STEP, apply_key, idle_command, start_idle
 from .metrics import PlayResult, VelocityTracking, safety_summary, speed_table
-from .model import load_play_model
 from .overlays import keys_overlay, status_overlay
 from .player import Player
-from .policy import POLICY_FILENAME, OnnxPolicy, PlayError, PolicyBundle, find_policy
+from .policy import find_policy
 from .safety_section import SAFETY_OFF, play_safety
 from .window import MAX_LAG_S, MAX_STEPS_PER_FRAME, run_window
 

@@ -5,7 +5,7 @@ On a robot the runtime sends the spec's ``action.kp`` / ``action.kd`` with every
 that robot declares. ``unilab play --model-path`` does the same by default: a model whose
 position servos have other gains (published G1 models ship Kp 500, Kd 10 on every joint) is
 driven with the spec's, and one line says so; ``--model-gains`` keeps the model's own servos
-(and the safety guard then estimates torque with them, :func:`unilab_envs.deploy.safety.joint_model_from_spec`).
+(and the safety guard then estimates torque with them, :func:`unilab_robot.deploy.safety.joint_model_from_spec`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-#: the :meth:`~unilab_envs.deploy.PolicyIO.actuator_differences` notes that are about gains
+#: the :meth:`~unilab_robot.deploy.PolicyIO.actuator_differences` notes that are about gains
 GAIN_NOTES = ("Kp differs", "Kd differs")
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
-from unilab_envs.deploy.episodes import distance_to_target
-from unilab_envs.deploy.safety import REASONS
+from unilab_robot.deploy.episodes import distance_to_target
+from unilab_robot.deploy.safety import REASONS
 
 from .camera import play_camera
 from .depth_view import with_depth_inset

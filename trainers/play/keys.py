@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from unilab_envs.robot.keyboard import VELOCITY_STEP, step_velocity
+from unilab_robot.keyboard import VELOCITY_STEP, step_velocity
 
 if TYPE_CHECKING:
     from .player import Player

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import mujoco
 
-from unilab_envs.deploy.episodes import distance_to_target
+from unilab_robot.deploy.episodes import distance_to_target
 
 from .keys import TARGET_STEP, VELOCITY_STEP
 

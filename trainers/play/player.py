@@ -7,16 +7,16 @@ import numpy as np
 
 from unilab_envs.config import ConfigError
 from unilab_envs.core.model import servo_joint_actuators
-from unilab_envs.deploy import PolicyIO, SpecError
-from unilab_envs.deploy.episodes import fell, reset_episode, sample_command, show_target
-from unilab_envs.deploy.grasp import LiftRule
-from unilab_envs.deploy.history import HistoryStack
-from unilab_envs.deploy.safety import SafetyGuard, gain_scales, remembered_action
-from unilab_envs.deploy.sim2real import PlaySim2Real, load_play_profile
+from unilab_robot.deploy import PolicyIO, SpecError
+from unilab_robot.deploy.episodes import fell, reset_episode, sample_command, show_target
+from unilab_robot.deploy.grasp import LiftRule
+from unilab_robot.deploy.history import HistoryStack
+from unilab_robot.deploy.safety import SafetyGuard, gain_scales, remembered_action
+from unilab_robot.deploy.sim2real import PlaySim2Real, load_play_profile
+from unilab_robot.model import load_play_model
+from unilab_robot.policy import OnnxPolicy, PlayError, PolicyBundle
 
 from .gains import apply_spec_gains, gain_notes
-from .model import load_play_model
-from .policy import OnnxPolicy, PlayError, PolicyBundle
 from .safety_section import play_safety
 
 
@@ -25,7 +25,7 @@ class Player:
 
     ``model_path``: another MJCF with the spec's joint, actuator and body names (a
     Menagerie robot); ``sim2real``: a profile name or YAML whose link and sensor sections
-    act around the loop (:class:`unilab_envs.deploy.sim2real.PlaySim2Real`); ``safety``: which
+    act around the loop (:class:`unilab_robot.deploy.sim2real.PlaySim2Real`); ``safety``: which
     safety section the guard runs (:func:`play_safety`; by default the profile's or the spec's);
     ``model_gains``: keep the model's own servo gains where they differ from the spec's (by default
     the model is driven with the spec's Kp / Kd, as a robot's motor drivers are: :mod:`.gains`), and
@@ -42,7 +42,8 @@ class Player:
         self.model = load_play_model(spec, model_path)
         self.data = mujoco.MjData(self.model)
         try:
-            self.io = PolicyIO(spec, self.model, safety=False)  # play runs the guard itself, before the link
+            # play runs the guard itself, before the link; a task's own groups are built by the builders it declares
+            self.io = PolicyIO(spec, self.model, safety=False, builders=bundle.builders)
             # torque (<motor>) actuators become the PD servos the policy was trained with, with the spec's gains
             servo_joint_actuators(self.model, self.io.actuators, spec.action.kp, spec.action.kd,
                                   gains="the deploy spec's action.kp / action.kd")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from unilab_envs.deploy import DeploySpec, SpecError
-from unilab_envs.deploy.sim2real import load_play_profile
+from unilab_robot.deploy import DeploySpec, SpecError
+from unilab_robot.deploy.sim2real import load_play_profile
 
 SAFETY_OFF = ("off", "none", "no")
 

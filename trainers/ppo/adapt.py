@@ -232,7 +232,7 @@ def keep_privileged_critic(shifted: str | dict | None, trained: str | dict | Non
     learning. A profile that sets ``privileged_critic`` (``false`` included) is used as given;
     ``none`` stays the bare env. A profile that does not resolve is returned as it is (the
     config check says what is wrong with it)."""
-    from unilab_envs.profile_files import resolve_profile
+    from unilab_robot.profiles import resolve_profile
 
     if shifted is None or trained is None:
         return shifted

@@ -186,7 +186,7 @@ class _RolloutSums:
 
 def _add_safety(sums: _RolloutSums, safety: dict) -> None:
     """Add one step's ``info["safety"]`` (per-env counts, ``latched``) to the rollout's totals."""
-    from unilab_envs.deploy.safety import COUNTS
+    from unilab_robot.deploy.safety import COUNTS
 
     totals = sums.safety if sums.safety is not None else dict.fromkeys((*COUNTS, "latched"), 0.0)
     for key in totals:

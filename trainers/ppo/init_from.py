@@ -48,7 +48,7 @@ def history_mismatch(saved: dict | None, wanted: dict | None, what: str) -> str 
 def inherit_history(cfg, is_main: bool = True):
     """``cfg`` with the ``--init-from`` run's ``obs_history`` when ``cfg`` sets none (a note on stderr);
     :class:`CheckpointError` when both set one and they differ."""
-    from unilab_envs.deploy.history import history_config
+    from unilab_robot.deploy.history import history_config
 
 
     path = _checkpoint_path(cfg.init_from)

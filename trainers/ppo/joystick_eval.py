@@ -28,7 +28,7 @@ def takes_velocity_commands(task: str) -> bool:
     point, or whose task states no deploy facts, takes none."""
     import gymnasium as gym
 
-    from unilab_envs.deploy.spec import SpecError
+    from unilab_robot.deploy.spec import SpecError
 
     from ..common.envs import make_vec_env
 

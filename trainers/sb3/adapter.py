@@ -300,7 +300,7 @@ class SB3VecEnv(VecEnv):
         self._term_acc = np.zeros(len(names), np.float64)
 
     def _accumulate_safety(self, safety: dict) -> None:
-        from unilab_envs.deploy.safety import COUNTS
+        from unilab_robot.deploy.safety import COUNTS
 
         for key in (*COUNTS, "latched"):
             self._safety[key] = self._safety.get(key, 0.0) + float(np.sum(safety[key]))

@@ -1,1 +1,2 @@
-"""Robot models (MJCF) and their facts, one folder per robot."""
+"""Motion clips (``motions/``, read by :mod:`unilab_envs.motion.clips`). The robots' MJCF and their facts live on
+the robot side, :mod:`unilab_robot.assets`, which the simulator's tasks and the robot's computer both load."""

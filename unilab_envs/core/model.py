@@ -10,14 +10,7 @@ import mujoco
 import numpy as np
 
 from unilab_envs.core.config import ConfigError
-
-
-def mjcf_file(path: str | Path) -> Path:
-    """``path`` as a ``Path``; raises ``FileNotFoundError`` (saying what to pass) when no file is there."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"model_path {str(path)!r} does not exist; pass the path of an MJCF (.xml) file")
-    return path
+from unilab_robot.assets import mjcf_file
 
 
 def load_model(path: str | Path, sim_dt: float) -> mujoco.MjModel:

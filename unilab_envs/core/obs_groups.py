@@ -2,7 +2,7 @@
 
 A group is a name, a size, its units and meaning, the Numba writer that fills it inside the
 task's fused step kernel, the NumPy builder that rebuilds it on the robot side from MuJoCo
-state and the controller state (:mod:`unilab_envs.deploy.reference`), and the noise scale the
+state and the controller state (:mod:`unilab_robot.deploy.reference`), and the noise scale the
 sim-to-real :class:`~wrappers.noise.ObservationNoise` uses when a profile gives none. A task
 lists the groups of its policy observation and of its critic's privileged observation, in
 order; the slices (``env.obs_groups``), the deploy spec's groups, the history columns, the

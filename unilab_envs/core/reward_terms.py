@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from unilab_envs.config.errors import ConfigError, unknown_key_error
+from unilab_robot.config.errors import ConfigError, unknown_key_error
 
 WEIGHT_ARGUMENT = "weight"
 

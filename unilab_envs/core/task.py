@@ -26,7 +26,6 @@ return is in "reward per second of good behaviour" units whatever the rate.
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -73,16 +72,6 @@ class DeployFacts:
             raise ValueError("DeployFacts of a velocity task need phase_offsets (one gait phase per foot)")
 
 
-def register_builders(groups: Mapping[str, Any]) -> None:
-    """Give the robot side (:data:`unilab_envs.deploy.reference.GROUP_BUILDERS`) the NumPy builder of each
-    declared group that has one: a task's module, once imported, is all ``unilab play`` needs for its groups."""
-    from unilab_envs.deploy.reference import register_group_builder
-
-    for group in groups.values():
-        if group.builder is not None:
-            register_group_builder(group.name, group.builder)
-
-
 class Task(abc.ABC):
     """One robot task over a ``mujoco.batch.Batch``; subclasses fill the hooks."""
 
@@ -101,10 +90,6 @@ class Task(abc.ABC):
     #: per-env arrays (set in :meth:`bind`) that carry over from one step to the next:
     #: what :meth:`get_state` saves for an exact resume (commands, gait phase, last actions...)
     state_names: tuple[str, ...] = ()
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        register_builders(cls.__dict__.get("declared_groups", {}))
 
     def __init__(self, model: mujoco.MjModel, config: Any) -> None:
         self.model = model
@@ -189,8 +174,8 @@ class Task(abc.ABC):
     def deploy_facts(self) -> DeployFacts:
         """What ``unilab export`` / ``play`` need to write this task's deploy spec beyond its model and
         config (:class:`DeployFacts`); ``LocomotionTask`` and the arm tasks give theirs. Default: a
-        :class:`~unilab_envs.deploy.SpecError` that says to implement it."""
-        from unilab_envs.deploy.sections import SpecError
+        :class:`~unilab_robot.deploy.SpecError` that says to implement it."""
+        from unilab_robot.deploy.sections import SpecError
 
         name = type(self).__name__
         raise SpecError(f"{name} has no deploy spec: implement {name}.deploy_facts() returning a "

@@ -17,7 +17,7 @@ import numba as nb
 import numpy as np
 
 from unilab_envs.locomotion.records import Ground
-from unilab_envs.terrain.generate import flat_terrain
+from unilab_robot.terrain.generate import flat_terrain
 from unilab_envs.terrain.lookup import ground_height
 
 NO_CAMERA = np.zeros((0, 0), np.float32)  # Ground.depth_image of a task without a depth camera

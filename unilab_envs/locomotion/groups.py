@@ -15,7 +15,7 @@ from __future__ import annotations
 import numba as nb
 
 from unilab_envs.core.obs_groups import ObsGroup, register_obs_group
-from unilab_envs.deploy.reference import GROUP_BUILDERS
+from unilab_robot.deploy.reference import GROUP_BUILDERS
 from unilab_envs.locomotion.ground import heading
 from unilab_envs.terrain.lookup import scan_heights
 

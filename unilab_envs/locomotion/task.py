@@ -37,7 +37,7 @@ from unilab_envs.core.model import load_model, servo_joint_actuators
 from unilab_envs.core.obs_groups import ObsGroup, resolve_groups
 from unilab_envs.core.state import StateError, copy_attributes, restore_attributes
 from unilab_envs.core.reward_terms import RewardTerm, resolve_terms
-from unilab_envs.core.task import Task, register_builders
+from unilab_envs.core.task import Task
 from unilab_envs.locomotion import kernels
 from unilab_envs.locomotion.actions import apply_actions
 from unilab_envs.locomotion.config import LocomotionConfig, kernel_records
@@ -117,7 +117,6 @@ class LocomotionTask(Task):
         _check_slices(privileged_obs_groups or {}, plan.privileged_slices, "privileged", cls)
         cls.obs_groups, cls.privileged_obs_groups = plan.policy_slices, plan.privileged_slices
         cls.declared_groups = plan.groups
-        register_builders(cls.declared_groups)  # the robot side's builders of the task's own groups
 
     @classmethod
     def _plan(cls, policy: tuple[ObsGroup, ...], privileged: tuple[ObsGroup, ...], cfg: LocomotionConfig) -> ObservationPlan:

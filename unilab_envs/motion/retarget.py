@@ -215,6 +215,6 @@ def load_target(model_path: str | Path | None, cfg: RetargetConfig) -> Target:
     """The G1 (``model_path`` None) or the MJCF at ``model_path`` as a :class:`Target`."""
     import mujoco
 
-    from unilab_envs.assets.g1 import MJCF_PATH
+    from unilab_robot.assets.g1 import MJCF_PATH
 
     return Target(mujoco.MjModel.from_xml_path(str(model_path or MJCF_PATH)), cfg)

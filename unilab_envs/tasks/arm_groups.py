@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 import numba as nb
 
 from unilab_envs.core.obs_groups import ObsGroup, group_slices, writer_call
-from unilab_envs.deploy.reference import GROUP_BUILDERS
+from unilab_robot.deploy.reference import GROUP_BUILDERS
 from unilab_envs.tasks.ur5_grasp_kernels import (FP_HALF, FP_LIFT_TARGET, FP_TABLE_Z, IX_CUBE_BODY, IX_CUBE_D, IX_CUBE_GEOM,
                                                  IX_CUBE_Q, IX_LEFT_PAD, IX_RIGHT_PAD, IX_SENSOR_LEFT, IX_SENSOR_RIGHT,
                                                  NUM_JOINTS, quat_conj_mul)
@@ -276,7 +276,7 @@ class ArmObservation:
             raise type(e)(f"{cls.__name__}: {e}") from None
         cls.obs_groups, cls.privileged_obs_groups = slices(cls.policy_groups), slices(cls.critic_groups)
         cls.declared_groups = {g.name: g for g in (*cls.policy_groups, *cls.critic_groups)}
-        super().__init_subclass__(**kwargs)  # Task's: the robot side gets the declared groups' builders
+        super().__init_subclass__(**kwargs)
 
     obs_size = property(lambda self: max((s.stop for s in self.obs_groups.values()), default=0))
     privileged_obs_size = property(lambda self: max((s.stop for s in self.privileged_obs_groups.values()), default=0))

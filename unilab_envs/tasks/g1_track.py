@@ -41,7 +41,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from unilab_envs.assets import g1 as robot
+from unilab_robot.assets import g1 as robot
 from unilab_envs.core.config import build_config, require, require_timing
 from unilab_envs.core.generated import first_call_locked
 from unilab_envs.core.model import load_model, require_gains, servo_joint_actuators
@@ -50,7 +50,7 @@ from unilab_envs.core.reward_terms import RewardTerm, resolve_terms
 from unilab_envs.core.single_env import UniLabEnv
 from unilab_envs.core.task import Task
 from unilab_envs.core.vector_env import UniLabVectorEnv
-from unilab_envs.deploy.reference import GROUP_BUILDERS
+from unilab_robot.deploy.reference import GROUP_BUILDERS
 from unilab_envs.locomotion.robot import resolve_robot
 from unilab_envs.motion.clips import CLIPS_DIR, clip_paths
 from unilab_envs.motion.reference import MotionReference, cached_reference

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from unilab_envs.assets import go1 as robot
+from unilab_robot.assets import go1 as robot
 from unilab_envs.core.single_env import UniLabEnv
 from unilab_envs.core.vector_env import UniLabVectorEnv
 from unilab_envs.locomotion import (

@@ -1,7 +1,7 @@
 """``UniLab/Go2Joystick-v0``: a Go2-like quadruped follows a velocity joystick.
 
 The Go1 joystick task (:mod:`unilab_envs.tasks.go1_joystick`) on the Go2's body
-(:mod:`unilab_envs.assets.go2`: 15.2 kg, 45 N m knees, Unitree's SDK motor order, Menagerie's
+(:mod:`unilab_robot.assets.go2`: 15.2 kg, 45 N m knees, Unitree's SDK motor order, Menagerie's
 ``unitree_go2`` names). Commands (forward, sideways, yaw rate) are resampled every
 ``command_resample_time`` seconds; the policy runs at 50 Hz and sets PD position targets around
 the home pose. A trot gait phase (two diagonal pairs) is in the observation and drives the
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from unilab_envs.assets import go2 as robot
+from unilab_robot.assets import go2 as robot
 from unilab_envs.core.single_env import UniLabEnv
 from unilab_envs.core.vector_env import UniLabVectorEnv
 from unilab_envs.locomotion import LeggedRobot, LocomotionTask, with_defaults

@@ -68,11 +68,10 @@ from typing import Any, ClassVar
 import mujoco
 import numpy as np
 
-from unilab_envs.assets import ur5e_2f85 as scene
+from unilab_robot.assets import mjcf_file, ur5e_2f85 as scene
 from unilab_envs.core.config import build_config, require, require_range, require_timing
 from unilab_envs.core.generated import first_call_locked
-from unilab_envs.core.model import (actuators_for_joints, free_joint_of, mjcf_file, object_ids, require_gains,
-                                    servo_joint_actuators)
+from unilab_envs.core.model import actuators_for_joints, free_joint_of, object_ids, require_gains, servo_joint_actuators
 from unilab_envs.core.reward_terms import RewardTerm, resolve_terms
 from unilab_envs.core.single_env import UniLabEnv
 from unilab_envs.core.task import DeployFacts, Task

@@ -48,7 +48,7 @@ import mujoco
 import numba as nb
 import numpy as np
 
-from unilab_envs.assets import ur5e as robot
+from unilab_robot.assets import ur5e as robot
 from unilab_envs.core.config import build_config, require, require_range, require_timing
 from unilab_envs.core.generated import first_call_locked
 from unilab_envs.core.model import actuators_for_joints, load_model, object_ids, require_gains, servo_joint_actuators

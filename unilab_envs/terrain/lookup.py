@@ -1,8 +1,8 @@
-"""Ground height lookups on a :class:`~unilab_envs.terrain.generate.TerrainMap`, for Numba kernels.
+"""Ground height lookups on a :class:`~unilab_robot.terrain.generate.TerrainMap`, for Numba kernels.
 
 :func:`ground_height` interpolates a grid cell exactly as MuJoCo's heightfield surface
 does, so it agrees with ``mj_ray`` / the contact surface of the hfield built by
-:func:`~unilab_envs.terrain.scene.terrain_model` (to float32 rounding of
+:func:`~unilab_robot.terrain.scene.terrain_model` (to float32 rounding of
 ``hfield_data``). MuJoCo (``src/engine/engine_ray.c``, ``mj_rayHfield``) splits the cell
 between samples ``(c, r)`` and ``(c+1, r+1)`` (column ``c`` along x, row ``r`` along y) into
 the triangles ``{(c,r), (c+1,r+1), (c+1,r)}`` and ``{(c,r), (c+1,r+1), (c,r+1)}``: the
@@ -43,7 +43,7 @@ def ground_height(terrain_map, x, y):
 def scan_heights(out, terrain_map, base_x, base_y, base_z, cos_yaw, sin_yaw, points):
     """``out[k] = base_z - ground_height`` under scan point ``k``, rotated by the base yaw.
 
-    ``points`` is ``(n, 2)`` in the yaw-aligned base frame (see :func:`unilab_envs.terrain.scan.scan_points`); ``out``
+    ``points`` is ``(n, 2)`` in the yaw-aligned base frame (see :func:`unilab_robot.terrain.scan.scan_points`); ``out``
     a 1-D float32 or float64 array (or row view) of length ``n``.
     """
     for k in range(points.shape[0]):

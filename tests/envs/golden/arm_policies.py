@@ -13,7 +13,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from unilab_envs.assets import ur5e
+from unilab_robot.assets import ur5e
 
 
 class Reacher:
