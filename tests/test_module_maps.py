@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("unilab_envs", "trainers", "wrappers")
+PACKAGES = ("unilab_envs", "trainers", "wrappers", "unilab_robot")
 
 
 def module_table_names(docstring: str) -> list[str]:
@@ -41,7 +41,7 @@ def test_each_module_a_package_table_names_exists(init):
 
 def test_each_path_architecture_md_names_exists():
     text = (ROOT / "docs" / "architecture.md").read_text()
-    paths = set(re.findall(r"`((?:unilab_envs|trainers|wrappers|benchmarks|tests)/[\w/.-]+)`", text))
+    paths = set(re.findall(r"`((?:unilab_envs|unilab_robot|trainers|wrappers|benchmarks|tests)/[\w/.-]+)`", text))
     assert paths, "docs/architecture.md names no source paths: the reader is wrong"
     missing = sorted(p for p in paths if not (ROOT / p).exists())
     assert not missing, f"docs/architecture.md names paths that do not exist: {missing}"
