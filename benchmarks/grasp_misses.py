@@ -43,7 +43,7 @@ def deterministic_policy(run: str):
     """The run's deterministic policy (raw observation tensor -> action), its task, env keywords, profile
     and observation history: a bundled-PPO run or an off-policy one (``unilab train --algo sac|td3``)."""
     found = find_run(run, "eval")
-    if found.kind == "offpolicy":
+    if found.kind in ("sac", "td3"):
         from trainers.offpolicy.evaluate import load_actor
 
         actor, cfg = load_actor(found.path)

@@ -305,11 +305,17 @@ def _eval(args: argparse.Namespace) -> int:
     if terrain is not None:  # a fixed level set: one episode per env, each env's first (no promotion)
         print(terrain.line(), flush=True)
         kwargs.update(num_envs=terrain.episodes, env_kwargs=terrain.env_kwargs, skip_first=False)
+    asked = _task_evaluation_kwargs(run, args)
+    if asked:  # e.g. G1Track: each episode one whole clip from its first frame
+        print(f"task evaluation keywords: {asked}", flush=True)
+        kwargs["env_kwargs"] = {**kwargs.get("env_kwargs", {}), **asked}
     try:
         res = LEARNERS[run.kind].load().evaluate(run.path, **kwargs)
     except (CheckpointError, ConfigError, Sim2RealError) as e:
         return fail("eval", e)
     print(res.summary())
+    for line in res.group_lines():
+        print(line)
     if args.commands:
         from trainers.ppo.joystick_eval import measure_commands
 
@@ -327,6 +333,13 @@ def _terrain_plan(run, args: argparse.Namespace):
 
     task = args.task or _run_config(run).get("task")
     return terrain_eval(str(task), args.episodes, args.num_envs, args.levels)
+
+
+def _task_evaluation_kwargs(run, args: argparse.Namespace) -> dict:
+    """:func:`trainers.common.task_eval.evaluation_kwargs` of the evaluated task."""
+    from trainers.common.task_eval import evaluation_kwargs
+
+    return evaluation_kwargs(str(args.task or _run_config(run).get("task")))
 
 
 def _run_config(run) -> dict:

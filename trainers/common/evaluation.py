@@ -14,7 +14,9 @@ env under our SB3 adapter) both call it, so their numbers are measured the same 
   reward), success rate (where the env reports ``info["is_success"]``), fall rate (the
   share that ended ``terminated`` rather than truncated), per-step means of
   ``info["reward_terms"]`` over the counted episodes, and the joystick tasks' planar
-  velocity tracking share, also per episode (with each episode's fall: ``walk_rate``).
+  velocity tracking share, also per episode (with each episode's fall: ``walk_rate``); the mean over each
+  episode of the task's ``episode_metrics`` (``info`` keys), and per group of the task's ``episode_group``
+  (G1Track: per clip) the episodes, success and metrics (:meth:`EvalResult.group_lines`).
 - **video**: one whole episode of env 0 (its second when ``skip_first``, the first counted).
 
 Both autoreset modes are handled: SAME_STEP (a done row already holds the next episode) and
@@ -62,6 +64,11 @@ class EvalResult:
     #: own tracking share; what :meth:`walk_rate` reads (left out of ``==``: the summary numbers compare)
     episode_falls: tuple[bool, ...] = dataclasses.field(default=(), compare=False, repr=False)
     episode_tracking: tuple[float, ...] | None = dataclasses.field(default=None, compare=False, repr=False)
+    #: per counted episode: whether it succeeded (tasks that report success), the mean over its steps of each of
+    #: the task's ``episode_metrics``, and the name of its ``episode_group`` (``None``: the task has none)
+    episode_success: tuple[bool, ...] = dataclasses.field(default=(), compare=False, repr=False)
+    episode_metrics: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
+    episode_groups: tuple[str, ...] | None = dataclasses.field(default=None, compare=False, repr=False)
 
     def walk_rate(self, min_tracking: float = WALK_TRACKING) -> float | None:
         """Joystick tasks: the share of counted episodes that did not fall and tracked the commanded
@@ -71,6 +78,25 @@ class EvalResult:
             return None
         ok = [not fell and share >= min_tracking for fell, share in zip(self.episode_falls, self.episode_tracking)]
         return float(np.mean(ok))
+
+    def group_lines(self) -> list[str]:
+        """Per episode group (the task's ``episode_group``: G1Track's clips), in name order, one line: its episodes,
+        their success (or falls) and the means of the task's metrics; then one line over the groups. Empty
+        without groups."""
+        if not self.episode_groups:
+            return []
+        outcome = self.episode_success if self.episode_success else tuple(not f for f in self.episode_falls)
+        word = "success" if self.episode_success else "no fall"
+        lines, rates = [], []
+        for name in sorted(set(self.episode_groups)):
+            rows = [k for k, g in enumerate(self.episode_groups) if g == name]
+            rate = float(np.mean([outcome[k] for k in rows]))
+            rates.append(rate)
+            metrics = "".join(f"  {m} {np.mean([v[k] for k in rows]):.3g}" for m, v in self.episode_metrics.items())
+            lines.append(f"  {name}: {len(rows)} episodes  {word} {rate:.1%}{metrics}")
+        lines.append(f"{len(rates)} groups: {word} {np.mean(rates):.1%} averaged over them, {sum(r == 1.0 for r in rates)} "
+                     f"with every episode a {word}, the worst {min(rates):.1%}")
+        return lines
 
     def summary(self) -> str:
         """One line: return, length, how episodes ended, tracking and success, the video.
@@ -88,6 +114,8 @@ class EvalResult:
             s += f"  planar velocity tracking {self.tracking_share:.1%} of max"
         if self.success_rate is not None:
             s += f"  success {self.success_rate:.1%}  ended early {self.fall_rate:.1%} (a success can end an episode)"
+        for name, values in self.episode_metrics.items():
+            s += f"  {name} {np.mean(values):.3g}"
         if self.video is not None:
             s += f"  video {self.video}"
         return s
@@ -150,6 +178,8 @@ class _Counted:
     successes: list = dataclasses.field(default_factory=list)
     term_sums: dict = dataclasses.field(default_factory=dict)
     episode_terms: list = dataclasses.field(default_factory=list)  # per episode: {term: per-step mean}
+    metrics: dict = dataclasses.field(default_factory=dict)  # task episode_metrics: name -> per-episode means
+    groups: list = dataclasses.field(default_factory=list)  # per episode: its episode_group value
 
 
 def _summarize(counted: _Counted, env: gym.vector.VectorEnv, video: Path | None) -> EvalResult:
@@ -158,12 +188,17 @@ def _summarize(counted: _Counted, env: gym.vector.VectorEnv, video: Path | None)
     returns = np.asarray(counted.returns)
     share = tracking_share(env, per_step_terms)
     episodes = None if share is None else tuple(tracking_share(env, t) for t in counted.episode_terms)
+    task = getattr(env.unwrapped, "task", None)
+    names = getattr(task, "episode_group_names", ())
+    groups = tuple(names[int(g)] for g in counted.groups) if counted.groups else None
     return EvalResult(episodes=len(returns), mean_return=float(returns.mean()), std_return=float(returns.std()),
                       mean_length=float(np.mean(counted.lengths)),
                       success_rate=float(np.mean(counted.successes)) if counted.successes else None,
                       fall_rate=float(np.mean(counted.terminated)), video=video,
                       reward_terms=per_step_terms, tracking_share=share,
-                      episode_falls=tuple(counted.terminated), episode_tracking=episodes)
+                      episode_falls=tuple(counted.terminated), episode_tracking=episodes,
+                      episode_success=tuple(counted.successes),
+                      episode_metrics={k: tuple(v) for k, v in counted.metrics.items()}, episode_groups=groups)
 
 
 def run_episodes(env: gym.vector.VectorEnv, act: ActionFn, episodes: int, seed: int,
@@ -192,6 +227,9 @@ def run_episodes(env: gym.vector.VectorEnv, act: ActionFn, episodes: int, seed: 
     counted = _Counted()
     term_acc: dict[str, np.ndarray] = {}   # per-env running sums of each reward term
     filming = recorder is not None and not skip_first
+    task = getattr(env.unwrapped, "task", None)
+    metric_acc = {k: np.zeros(num_envs) for k in getattr(task, "episode_metrics", ())}  # per-env sums over steps
+    group_key = getattr(task, "episode_group", None)
     pending = np.zeros(num_envs, bool)  # NEXT_STEP: the next step resets these rows
     try:
         if filming:
@@ -206,6 +244,8 @@ def run_episodes(env: gym.vector.VectorEnv, act: ActionFn, episodes: int, seed: 
             for k, v in info.get("reward_terms", {}).items():
                 acc = term_acc.setdefault(k, np.zeros(num_envs))
                 acc += np.where(valid, v, 0.0)
+            for k, acc in metric_acc.items():
+                acc += np.where(valid, info[k], 0.0)
             if filming:
                 if not (done[0] and same_step):  # SAME_STEP: env 0 already shows the next episode
                     recorder.add(env.render())
@@ -223,7 +263,11 @@ def run_episodes(env: gym.vector.VectorEnv, act: ActionFn, episodes: int, seed: 
                         counted.term_sums[k] = counted.term_sums.get(k, 0.0) + acc[i]
                     steps = max(int(length[i]), 1)
                     counted.episode_terms.append({k: float(acc[i]) / steps for k, acc in term_acc.items()})
-            for acc in term_acc.values():
+                    for k, acc in metric_acc.items():
+                        counted.metrics.setdefault(k, []).append(float(acc[i]) / steps)
+                    if group_key is not None:
+                        counted.groups.append(_final_value(info, group_key, i))
+            for acc in (*term_acc.values(), *metric_acc.values()):
                 acc[done] = 0.0
             seen += done
             if recorder is not None and done[0] and seen[0] == 1 and not recorder.frames:

@@ -26,6 +26,7 @@ return is in "reward per second of good behaviour" units whatever the rate.
 from __future__ import annotations
 
 import abc
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -87,6 +88,15 @@ class Task(abc.ABC):
     reward_names: tuple[str, ...]
     #: name of the body the tracking camera follows
     tracking_body: str = "world"
+    #: the task keywords ``unilab eval`` evaluates with, over the run's own (G1Track: every episode from a clip's
+    #: first frame, so an episode is one whole clip)
+    evaluation_kwargs: Mapping[str, Any] = {}
+    #: per-env ``info`` keys whose mean over each evaluated episode ``unilab eval`` reports (G1Track: the body
+    #: position and joint errors)
+    episode_metrics: tuple[str, ...] = ()
+    #: a per-env ``info`` key whose value sorts evaluated episodes into groups, one report line each; the value
+    #: indexes :attr:`episode_group_names` (G1Track: ``clip``)
+    episode_group: str | None = None
     #: per-env arrays (set in :meth:`bind`) that carry over from one step to the next:
     #: what :meth:`get_state` saves for an exact resume (commands, gait phase, last actions...)
     state_names: tuple[str, ...] = ()
@@ -94,6 +104,11 @@ class Task(abc.ABC):
     def __init__(self, model: mujoco.MjModel, config: Any) -> None:
         self.model = model
         self.config = config
+
+    @property
+    def episode_group_names(self) -> tuple[str, ...]:
+        """The names :attr:`episode_group`'s values index (none without groups)."""
+        return ()
 
     # --- sizes and timing -------------------------------------------------
     @property

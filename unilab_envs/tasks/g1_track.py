@@ -236,6 +236,12 @@ class G1Track(Task):
         """The clips, in the order ``info["clip"]`` indexes them."""
         return self.reference.names
 
+    # ``unilab eval``: every episode one whole clip from its first frame, reported per clip with its errors
+    evaluation_kwargs = {"start": "clip_start"}
+    episode_metrics = ("tracking_error_cm", "joint_error")
+    episode_group = "clip"
+    episode_group_names = clip_names
+
     def bind(self, batch, num_envs: int) -> None:
         n, joints = num_envs, self.action_size
         self.live = K.Live(batch.bind("qpos"), batch.bind("qvel"), batch.bind("xpos"), batch.bind("xquat"),
