@@ -60,7 +60,6 @@ open, high closed), body ``cube`` with a free joint and one box geom, keyframe `
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -69,14 +68,15 @@ import mujoco
 import numpy as np
 
 from unilab_robot.assets import mjcf_file, ur5e_2f85 as scene
-from unilab_envs.core.config import build_config, require, require_range, require_timing
+from unilab_envs.core.config import build_config, require, require_range
 from unilab_envs.core.generated import first_call_locked
-from unilab_envs.core.model import actuators_for_joints, free_joint_of, object_ids, require_gains, servo_joint_actuators
+from unilab_envs.core.model import actuators_for_joints, free_joint_of, object_ids, servo_joint_actuators
 from unilab_envs.core.reward_terms import RewardTerm, resolve_terms
 from unilab_envs.core.single_env import UniLabEnv
 from unilab_envs.core.task import DeployFacts, Task
 from unilab_envs.core.vector_env import UniLabVectorEnv
 from unilab_envs.tasks import ur5_grasp_kernels as k
+from unilab_envs.tasks.arm_config import ArmConfig
 from unilab_envs.tasks.arm_groups import GRASP_CRITIC_GROUPS, GRASP_GROUPS, ArmObservation
 from unilab_envs.tasks.arm_reward_kernel import GRASP_OBS_QUANTITIES, grasp_kernel
 from unilab_envs.tasks.arm_terms import GRASP_TERMS, reward_scales_class
@@ -89,19 +89,14 @@ UR5GraspRewardScales = reward_scales_class("UR5GraspRewardScales", __name__, GRA
 REWARD_NAMES = tuple(t.name for t in GRASP_TERMS)
 
 
-@dataclass(frozen=True)
-class UR5GraspConfig:
-    """Everything the UR5e grasp task can be told; unknown keys are rejected."""
+@dataclass(frozen=True, kw_only=True)
+class UR5GraspConfig(ArmConfig):
+    """Everything the UR5e grasp task can be told (:class:`~unilab_envs.tasks.arm_config.ArmConfig`, the
+    controller, the cube, the lift); unknown keys are rejected."""
 
     model_path: str = str(scene.MJCF_PATH)
-    sim_dt: float = 0.004
-    control_dt: float = 0.04
-    #: pinch-target change (m) per control step at |action| = 1
-    action_scale: float = 0.02
-    #: PD gains (kp N m/rad, kd N m s/rad), one per arm joint in JOINT_NAMES order, of the servos a
-    #: torque-actuated arm (model_path= with <motor> actuators) is run with; the defaults are the
-    #: scene's position-actuator kp / kv. Position-actuated arms keep their own gains.
-    pd_kp: tuple[float, ...] = scene.PD_KP
+    action_scale: float = 0.02  # pinch-target change (m) per control step at |action| = 1
+    pd_kp: tuple[float, ...] = scene.PD_KP  # the scene's position-actuator kp / kv
     pd_kd: tuple[float, ...] = scene.PD_KD
     #: the pinch target stays within this distance (m) of the pinch point (no wind-up)
     max_target_lead: float = 0.05
@@ -123,17 +118,14 @@ class UR5GraspConfig:
     success_height: float = 0.10
     success_hold_s: float = 1.0
     reach_std: float = 0.25
-    #: reset randomization: uniform noise (rad) on the home joint angles
     reset_joint_range: float = 0.05
     reward_scales: UR5GraspRewardScales = field(default_factory=UR5GraspRewardScales)
-    # more terms, or a term's weight / params: {name: {weight: scale, param: value}}; a name the task does
-    # not declare must be registered (unilab_envs.core.reward_terms.register_reward_term("ur5_grasp", ...))
-    reward_terms: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+
+    max_reset_joint_range: ClassVar[float] = 0.5
 
     def validate(self) -> None:
-        require_timing(self.sim_dt, self.control_dt)
+        self.validate_common()
         require(0 < self.action_scale <= 0.05, f"action_scale must be in (0, 0.05] m per step, got {self.action_scale}")
-        require_gains(self.pd_kp, self.pd_kd)
         require(self.max_target_lead >= self.action_scale, f"max_target_lead ({self.max_target_lead}) must be >= action_scale ({self.action_scale})")
         require(len(self.workspace_low) == 3 and len(self.workspace_high) == 3, "workspace_low / workspace_high must be (x, y, z) triples")
         require(all(lo < hi for lo, hi in zip(self.workspace_low, self.workspace_high)), f"workspace_low {self.workspace_low} must be below workspace_high {self.workspace_high}")
@@ -147,10 +139,6 @@ class UR5GraspConfig:
         require(0 < self.success_height <= self.lift_target, f"need 0 < success_height ({self.success_height}) <= lift_target ({self.lift_target})")
         require(self.success_hold_s >= self.control_dt, f"success_hold_s must be >= control_dt, got {self.success_hold_s}")
         require(self.reach_std > 0, f"reach_std must be > 0, got {self.reach_std}")
-        require(0 <= self.reset_joint_range <= 0.5, f"reset_joint_range must be in [0, 0.5] rad, got {self.reset_joint_range}")
-        self.reward_scales.validate()
-        require(isinstance(self.reward_terms, Mapping) and all(isinstance(v, Mapping) for v in self.reward_terms.values()),
-                f"reward_terms must map term names to {{weight: ..., param: ...}} mappings, got {self.reward_terms!r}")
 
 
 def load_scene(path: str | Path, sim_dt: float, cube_size: float) -> mujoco.MjModel:

@@ -40,7 +40,6 @@ under ``"ur5_reach"`` that the config's ``reward_terms`` names
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -49,14 +48,15 @@ import numba as nb
 import numpy as np
 
 from unilab_robot.assets import ur5e as robot
-from unilab_envs.core.config import build_config, require, require_range, require_timing
+from unilab_envs.core.config import build_config, require, require_range
 from unilab_envs.core.generated import first_call_locked
-from unilab_envs.core.model import actuators_for_joints, load_model, object_ids, require_gains, servo_joint_actuators
+from unilab_envs.core.model import actuators_for_joints, load_model, object_ids, servo_joint_actuators
 from unilab_envs.core.reward_terms import RewardTerm, resolve_terms
 from unilab_envs.core.rng import uniform_range
 from unilab_envs.core.single_env import UniLabEnv
 from unilab_envs.core.task import DeployFacts, Task
 from unilab_envs.core.vector_env import UniLabVectorEnv
+from unilab_envs.tasks.arm_config import ArmConfig
 from unilab_envs.tasks.arm_groups import REACH_GROUPS, ArmObservation
 from unilab_envs.tasks.arm_reward_kernel import REACH_OBS_QUANTITIES, reach_kernel
 from unilab_envs.tasks.arm_terms import REACH_TERMS, reward_scales_class
@@ -68,19 +68,14 @@ UR5ReachRewardScales = reward_scales_class("UR5ReachRewardScales", __name__, REA
 REWARD_NAMES = tuple(t.name for t in REACH_TERMS)
 
 
-@dataclass(frozen=True)
-class UR5ReachConfig:
-    """Everything the UR5e reach task can be told; unknown keys are rejected."""
+@dataclass(frozen=True, kw_only=True)
+class UR5ReachConfig(ArmConfig):
+    """Everything the UR5e reach task can be told (:class:`~unilab_envs.tasks.arm_config.ArmConfig` and the
+    target shell); unknown keys are rejected."""
 
     model_path: str = str(robot.MJCF_PATH)
-    sim_dt: float = 0.004
-    control_dt: float = 0.04
-    #: joint-target change (rad) per control step at |action| = 1
-    action_scale: float = 0.05
-    #: PD gains (kp N m/rad, kd N m s/rad), one per joint in JOINT_NAMES order, of the servos a
-    #: torque-actuated model (model_path= with <motor> actuators) is run with; the defaults are
-    #: ur5e.xml's position-actuator kp / kv. A position-actuated model keeps its own gains.
-    pd_kp: tuple[float, ...] = robot.PD_KP
+    action_scale: float = 0.05  # joint-target change (rad) per control step at |action| = 1
+    pd_kp: tuple[float, ...] = robot.PD_KP  # ur5e.xml's position-actuator kp / kv
     pd_kd: tuple[float, ...] = robot.PD_KD
     # target shell: radius from the base axis (m), azimuth from the arm's front (rad), height (m)
     target_radius: tuple[float, float] = (0.3, 0.65)
@@ -89,17 +84,12 @@ class UR5ReachConfig:
     success_threshold: float = 0.05
     fine_std: float = 0.1
     soft_joint_limit: float = 0.95
-    # reset randomization: uniform noise (rad) on the home joint angles
     reset_joint_range: float = 0.1
     reward_scales: UR5ReachRewardScales = field(default_factory=UR5ReachRewardScales)
-    # more terms, or a term's weight / params: {name: {weight: scale, param: value}}; a name the task does
-    # not declare must be registered (unilab_envs.core.reward_terms.register_reward_term("ur5_reach", ...))
-    reward_terms: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
     def validate(self) -> None:
-        require_timing(self.sim_dt, self.control_dt)
+        self.validate_common()
         require(0 < self.action_scale <= 1.0, f"action_scale must be in (0, 1] rad per step, got {self.action_scale}")
-        require_gains(self.pd_kp, self.pd_kd)
         for name in ("target_radius", "target_azimuth", "target_height"):
             require_range(name, getattr(self, name))
         require(self.target_radius[0] > 0, f"target_radius must be > 0, got {self.target_radius}")
@@ -108,10 +98,6 @@ class UR5ReachConfig:
         require(self.success_threshold > 0, f"success_threshold must be > 0, got {self.success_threshold}")
         require(self.fine_std > 0, f"fine_std must be > 0, got {self.fine_std}")
         require(0 < self.soft_joint_limit <= 1, f"soft_joint_limit must be in (0, 1], got {self.soft_joint_limit}")
-        require(0 <= self.reset_joint_range <= 1.0, f"reset_joint_range must be in [0, 1] rad, got {self.reset_joint_range}")
-        self.reward_scales.validate()
-        require(isinstance(self.reward_terms, Mapping) and all(isinstance(v, Mapping) for v in self.reward_terms.values()),
-                f"reward_terms must map term names to {{weight: ..., param: ...}} mappings, got {self.reward_terms!r}")
 
 
 # --- kernels -------------------------------------------------------------------
