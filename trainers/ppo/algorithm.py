@@ -40,7 +40,8 @@ class PPO:
         self.amp_device = amp_device_type(cfg.amp, self.device)  # None: float32 (trainers.common.mixed_precision)
         self.params = list(policy.parameters())
         self.graphed = None
-        if cfg.cuda_graph and self.device.type == "cuda":
+        # a recurrent actor's minibatches are env sequences: eager (the captured step gathers flat rows)
+        if cfg.cuda_graph and self.device.type == "cuda" and not policy.hidden_size:
             from .cuda_graph import GraphedUpdate
             self.graphed = GraphedUpdate(self)
             # capturable fused Adam reading its lr from device memory (updated inside the graph)
@@ -87,6 +88,20 @@ class PPO:
         noise = torch.randn(mean.shape, generator=generator, device=mean.device, dtype=mean.dtype)
         actions = mean + noise * torch.exp(log_std)
         return actions, mean, L.gaussian_log_prob(actions, mean, log_std), value
+
+    @torch.no_grad()
+    def act_recurrent(self, obs_n: torch.Tensor, critic_n: torch.Tensor, hidden: torch.Tensor,
+                      generator: torch.Generator | None):
+        """:meth:`act` of a recurrent actor from its state ``hidden`` ``[B, H]`` (already zeroed where an
+        episode starts): ``(actions, means, log_probs, values, next hidden)``."""
+        with self.autocast():
+            mean, hidden = self.policy.step_mean(obs_n, hidden)
+            value = self.policy.value(critic_n)
+        mean, value = mean.float(), value.float()
+        log_std = self.policy.log_std
+        noise = torch.randn(mean.shape, generator=generator, device=mean.device, dtype=mean.dtype)
+        actions = mean + noise * torch.exp(log_std)
+        return actions, mean, L.gaussian_log_prob(actions, mean, log_std), value, hidden.float()
 
     @torch.no_grad()
     def value(self, critic_n: torch.Tensor) -> torch.Tensor:
@@ -162,7 +177,10 @@ class PPO:
         """``(loss, kl, stats)`` of one minibatch: ``stats`` holds :data:`~trainers.ppo.losses.LOSS_STATS` in order."""
         cfg = self.cfg
         with self.autocast():
-            mean = self.action_mean(mb.obs)
+            if mb.hidden is None:
+                mean = self.action_mean(mb.obs)
+            else:  # truncated BPTT over the minibatch's env sequences (trainers.ppo.recurrent)
+                mean = self.policy.sequence_mean(mb.obs, mb.hidden, mb.starts)
             values = self.policy.value(mb.critic_obs)
         mean, values = mean.float(), values.float()
         log_std = self.policy.log_std

@@ -224,6 +224,11 @@ class Collector:
         cfg = algo.cfg
         self.reward_norm = (RewardNormalizer(self.num_envs, cfg.gamma, cfg.reward_clip)
                             if cfg.reward_normalization else None)
+        # a recurrent actor's state per env row, and the rows whose state is zeroed before their next step
+        # (their episode ended: terminated, truncated, or a NEXT_STEP reset step) (trainers.ppo.recurrent)
+        H = algo.policy.hidden_size
+        self.hidden = torch.zeros(self.num_envs, H, device=device) if H else None
+        self.starts = torch.zeros(self.num_envs, dtype=torch.bool, device=device) if H else None
         self.overlap = overlap
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="unilab-physics") if overlap else None
 
@@ -265,6 +270,9 @@ class Collector:
             sh.pending[:] = False
         self.episodes.ret[:] = 0.0
         self.episodes.len[:] = 0
+        if self.hidden is not None:
+            self.hidden.zero_()
+            self.starts.fill_(False)
         if self.reward_norm is not None:
             self.reward_norm.returns[:] = 0.0  # new episodes (the running scale is kept)
 
@@ -341,7 +349,10 @@ class Collector:
         """Policy on shard ``sh`` at step ``t``: writes its rollout rows, returns the env's actions."""
         r = sh.rows
         obs_n, crit_n = self.algo.normalize(sh.obs, sh.critic_obs)
-        actions, means, log_probs, values = self.algo.act(obs_n, crit_n, self.generator)
+        if self.hidden is None:
+            actions, means, log_probs, values = self.algo.act(obs_n, crit_n, self.generator)
+        else:
+            actions, means, log_probs, values = self._act_recurrent(sh, t, storage, obs_n, crit_n)
         storage.obs[t, r] = obs_n
         if storage.critic_obs is not None:
             storage.critic_obs[t, r] = crit_n
@@ -357,6 +368,19 @@ class Collector:
         else:
             storage.mask[t, r] = 1.0
         return self._to_env(sh, actions)
+
+    def _act_recurrent(self, sh: _Shard, t: int, storage: RolloutStorage, obs_n, crit_n):
+        """The recurrent actor's step on shard ``sh``: its rows' states (zeroed where an episode starts) in,
+        the next states kept; the storage gets the rollout's first states and the resets."""
+        r = sh.rows
+        if t == 0:
+            storage.hidden0[r] = self.hidden[r]
+        starts = self.starts[r]
+        storage.starts[t, r] = starts.float()
+        h = torch.where(starts.unsqueeze(1), 0.0, self.hidden[r])
+        actions, means, log_probs, values, h = self.algo.act_recurrent(obs_n, crit_n, h, self.generator)
+        self.hidden[r] = h
+        return actions, means, log_probs, values
 
     def _record(self, sh: _Shard, t: int, result: tuple, storage: RolloutStorage, sums: _RolloutSums) -> None:
         """Write one env step's outcome for shard ``sh`` at step ``t`` and do its episode bookkeeping."""
@@ -399,6 +423,9 @@ class Collector:
         sums.obs_mom += EmpiricalNormalizer.moments(sh.obs)
         if sums.crit_mom is not None:
             sums.crit_mom += EmpiricalNormalizer.moments(sh.critic_obs)
+        if self.starts is not None:  # a NEXT_STEP reset step's row starts its episode at the next step
+            ended = term | trunc if sh.same_step else term | trunc | sh.pending
+            self.starts[r] = torch.from_numpy(ended).to(self.device)
         if not sh.same_step:
             sh.pending = term | trunc
 
@@ -424,11 +451,14 @@ class Collector:
     # ------------------------------------------------------------------ state (exact resume)
 
     def state_dict(self) -> dict:
-        return {"obs": self.obs.cpu().clone(),
-                "critic_obs": None if self.critic_obs is None else self.critic_obs.cpu().clone(),
-                "pending": torch.from_numpy(self.pending.copy()),
-                "ep_ret": torch.from_numpy(self.episodes.ret.copy()),
-                "ep_len": torch.from_numpy(self.episodes.len.copy())}
+        state = {"obs": self.obs.cpu().clone(),
+                 "critic_obs": None if self.critic_obs is None else self.critic_obs.cpu().clone(),
+                 "pending": torch.from_numpy(self.pending.copy()),
+                 "ep_ret": torch.from_numpy(self.episodes.ret.copy()),
+                 "ep_len": torch.from_numpy(self.episodes.len.copy())}
+        if self.hidden is not None:  # the recurrent actor's states and the resets due at the next step
+            state.update(hidden=self.hidden.cpu().clone(), starts=self.starts.cpu().clone())
+        return state
 
     def load_state_dict(self, state: dict) -> None:
         obs, crit = state["obs"].to(self.device), state["critic_obs"]
@@ -439,3 +469,8 @@ class Collector:
             sh.pending = pending[sh.rows].copy()
         self.episodes.ret[:] = state["ep_ret"].cpu().numpy()
         self.episodes.len[:] = state["ep_len"].cpu().numpy()
+        if self.hidden is not None:
+            if "hidden" not in state:
+                raise KeyError("hidden: the checkpoint's collector holds no recurrent state (a feed-forward run?)")
+            self.hidden.copy_(state["hidden"].to(self.device))
+            self.starts.copy_(state["starts"].to(self.device))

@@ -120,6 +120,11 @@ class PolicyConfig:
     image_encoder: ImageEncoderConfig | None = field(default_factory=ImageEncoderConfig)
     # the observation's image groups: filled in from the env when the run starts (leave empty)
     image_groups: tuple[ImageGroupConfig, ...] = ()
+    # a memory in the actor (trainers.ppo.recurrent): "gru" runs a GRU of recurrent_hidden units on the
+    # observation before the actor_hidden MLP, its state reset at every episode's start and trained by
+    # truncated BPTT over each env's rollout; null: the feed-forward actor. The critic stays an MLP
+    recurrent: str | None = None
+    recurrent_hidden: int = 64
 
     def __post_init__(self) -> None:
         require(len(self.actor_hidden) > 0 and all(h > 0 for h in self.actor_hidden),
@@ -134,12 +139,19 @@ class PolicyConfig:
         require(self.obs_clip > 0, f"policy.obs_clip must be > 0, got {self.obs_clip}")
         names = [g.name for g in self.image_groups]
         require(len(set(names)) == len(names), f"policy.image_groups names a group twice: {names}")
+        require(self.recurrent in RECURRENT_KINDS,
+               f"policy.recurrent must be one of {list(RECURRENT_KINDS)}, got {self.recurrent!r}")
+        require(self.recurrent_hidden > 0, f"policy.recurrent_hidden must be > 0, got {self.recurrent_hidden}")
+        require(self.recurrent is None or not self.mirror_average,
+               "policy.mirror_average with policy.recurrent: the mirrored observation stream would need a hidden "
+               "state of its own, which is not kept; set policy.mirror_average: false for a recurrent actor")
         require(self.mirror_average or not self.symmetric_actor,
                "policy.symmetric_actor trains the mirror-averaged mean, which only policy.mirror_average deploys: "
                "set policy.mirror_average: true as well")
 
 
 ACTIVATIONS = ("elu", "tanh", "relu", "silu")
+RECURRENT_KINDS = (None, "gru")
 SCHEDULES = ("adaptive", "fixed", "linear")
 ADVANTAGE_SCOPES = ("rollout", "minibatch")
 
@@ -283,6 +295,13 @@ class TrainConfig:
         if isinstance(self.sim2real, str) and self.sim2real.strip().lower() in ("none", ""):
             object.__setattr__(self, "sim2real", None)  # `sim2real=none` on the command line: the bare env
         _check_sim2real(self.sim2real, self.task)
+        if self.policy.recurrent is not None:
+            require(self.algo.symmetry_coef == 0,
+                   "algo.symmetry_coef with policy.recurrent: the mirror loss needs the actor's answer to the "
+                   "mirrored history, whose hidden state is not kept; set algo.symmetry_coef: 0 for a recurrent actor")
+            require(self.algo.num_minibatches <= self.num_envs,
+                   f"policy.recurrent: a minibatch is whole env sequences, so algo.num_minibatches "
+                   f"({self.algo.num_minibatches}) must be <= num_envs ({self.num_envs})")
         batch = self.num_envs * self.algo.num_steps
         require(self.algo.num_minibatches <= batch,
                f"algo.num_minibatches ({self.algo.num_minibatches}) exceeds the rollout batch "

@@ -32,6 +32,9 @@ class ActorCritic(nn.Module):
     (:class:`~trainers.ppo.image_encoder.ImageMLP`); otherwise it is the plain MLP.
     """
 
+    #: width of the actor's hidden state: 0, a feed-forward actor (trainers.ppo.recurrent has the recurrent one)
+    hidden_size = 0
+
     def __init__(self, obs_dim: int, critic_obs_dim: int, act_dim: int, cfg: PolicyConfig):
         super().__init__()
         self.obs_dim, self.critic_obs_dim, self.act_dim = obs_dim, critic_obs_dim, act_dim

@@ -98,7 +98,7 @@ def build_learner(dims, cfg: TrainConfig, device: torch.device, make_algo=PPO, m
     """
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(cfg.seed)
-        policy = ActorCritic(dims.obs, dims.privileged or dims.obs, dims.act, cfg.policy)
+        policy = network_class(cfg.policy)(dims.obs, dims.privileged or dims.obs, dims.act, cfg.policy)
     policy.to(device)
     obs_norm = EmpiricalNormalizer(dims.obs, cfg.policy.obs_clip, enabled=cfg.policy.obs_normalization).to(device)
     critic_norm = (EmpiricalNormalizer(dims.privileged, cfg.policy.obs_clip, enabled=cfg.policy.obs_normalization)
@@ -112,6 +112,14 @@ def build_learner(dims, cfg: TrainConfig, device: torch.device, make_algo=PPO, m
         if cfg.policy.symmetric_actor:
             averaged_mean = MirrorAveragedMean(mirror, device)
     return make_algo(policy, obs_norm, critic_norm, cfg.algo, device, symmetry=symmetry, averaged_mean=averaged_mean)
+
+
+def network_class(cfg) -> type[ActorCritic]:
+    """The actor-critic class of a ``policy`` config: :class:`ActorCritic`, or the recurrent one (``policy.recurrent``)."""
+    if cfg.recurrent is None:
+        return ActorCritic
+    from .recurrent import RecurrentActorCritic
+    return RecurrentActorCritic
 
 
 def task_mirror(env: gym.vector.VectorEnv, cfg: TrainConfig):
@@ -187,7 +195,7 @@ class Runner:
         self.generator = torch.Generator(device=self.device)
         self.generator.manual_seed(cfg.seed if dist is None else rank_generator_seed(cfg.seed, dist.rank))
         self.storage = RolloutStorage(cfg.algo.num_steps, self.num_envs, self.dims.obs, self.dims.privileged,
-                                      self.dims.act, self.device)
+                                      self.dims.act, self.device, hidden_size=self.algo.policy.hidden_size)
         self.collector = Collector(self.envs, self.algo, self.device, self.generator,
                                    privileged=self.dims.privileged is not None, overlap=cfg.overlap)
         if dist is not None and self.collector.reward_norm is not None:  # one set of return statistics

@@ -18,7 +18,13 @@ final_values       [T, N]    f32    V(true final observation), read on truncated
 mask               [T, N]    f32    1 for real transitions, 0 for NEXT_STEP reset steps
 last_values        [N]       f32    V(s_T), bootstrap of the unfinished tail
 advantages/returns [T, N]    f32    filled by :meth:`compute_returns`
+hidden0            [N, H]    f32    recurrent actor only: each env's state at step 0 (before ``starts[0]``)
+starts             [T, N]    f32    recurrent actor only: 1 where the state was zeroed before step t
 =================  ===============  ==============================================
+
+A recurrent actor (``hidden_size > 0``) is trained on whole env sequences: :meth:`minibatches`
+then cuts the envs (not the rows) into minibatches, each ``[T, B]`` flattened time-major, with
+the envs' ``hidden0`` and ``starts`` (:mod:`trainers.ppo.recurrent`).
 """
 
 from __future__ import annotations
@@ -41,11 +47,13 @@ class Minibatch:
     returns: torch.Tensor
     advantages: torch.Tensor
     mask: torch.Tensor | None
+    hidden: torch.Tensor | None = None  # recurrent: the B sequences' states at step 0 [B, H]
+    starts: torch.Tensor | None = None  # recurrent: resets [T, B] (rows above are [T * B], time-major)
 
 
 class RolloutStorage:
     def __init__(self, num_steps: int, num_envs: int, obs_dim: int, critic_obs_dim: int | None,
-                 act_dim: int, device: torch.device | str):
+                 act_dim: int, device: torch.device | str, hidden_size: int = 0):
         T, N = num_steps, num_envs
         self.num_steps, self.num_envs, self.device = T, N, torch.device(device)
         f32 = dict(dtype=torch.float32, device=self.device)
@@ -65,6 +73,9 @@ class RolloutStorage:
         self.returns = torch.zeros(T, N, **f32)
         self.old_log_std = torch.zeros(act_dim, **f32)
         self.has_masked_rows = False
+        self.hidden_size = hidden_size
+        self.hidden0 = torch.zeros(N, hidden_size, **f32) if hidden_size else None
+        self.starts = torch.zeros(T, N, **f32) if hidden_size else None
 
     @property
     def batch_size(self) -> int:
@@ -119,8 +130,30 @@ class RolloutStorage:
                     advantages: torch.Tensor | None = None):
         """Yield ``num_epochs * num_minibatches`` shuffled :class:`Minibatch` es.
 
-        ``advantages`` overrides the stored ones (e.g. normalized).
+        ``advantages`` overrides the stored ones (e.g. normalized). A recurrent actor's storage yields
+        whole env sequences (:meth:`sequence_minibatches`).
         """
+        if self.hidden_size:
+            yield from self.sequence_minibatches(num_minibatches, num_epochs, generator, advantages)
+            return
         table, widths = self.table(advantages)
         for idx in self.minibatch_indices(num_minibatches, num_epochs, generator):
             yield self.split(table[idx], widths)
+
+    def sequence_minibatches(self, num_minibatches: int, num_epochs: int, generator: torch.Generator | None,
+                             advantages: torch.Tensor | None = None):
+        """Yield ``num_epochs * num_minibatches`` :class:`Minibatch` es of whole env sequences: per epoch one
+        permutation of the ``N`` envs cut into equal groups of ``B`` (a remainder of fewer than
+        ``num_minibatches`` envs sits out that epoch); each minibatch's rows are its envs' ``T`` steps,
+        time-major (``[T * B]``), with their ``hidden0`` and ``starts``."""
+        T, N = self.num_steps, self.num_envs
+        table, widths = self.table(advantages)
+        table = table.view(T, N, -1)
+        size = N // num_minibatches
+        for _ in range(num_epochs):
+            perm = torch.randperm(N, generator=generator, device=self.device)
+            for i in range(num_minibatches):
+                envs = perm[i * size:(i + 1) * size]
+                mb = self.split(table[:, envs].reshape(T * size, -1), widths)
+                mb.hidden, mb.starts = self.hidden0[envs], self.starts[:, envs]
+                yield mb
