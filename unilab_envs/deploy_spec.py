@@ -190,7 +190,7 @@ def spec_from_env(env: Any, env_id: str, safety: Any = None, safety_source: str 
         ctrl_low=_optional(model.actuator_ctrlrange[actuators, 0], ctrl_limited),
         ctrl_high=_optional(model.actuator_ctrlrange[actuators, 1], ctrl_limited),
     )
-    grasp = None
+    grasp = motion = None
     if facts.command == "grasp":  # pick tasks: the end-effector controller and the object
         grasp = grasp_parts(task, int(base.max_episode_steps))
         if grasp is None:
@@ -198,6 +198,16 @@ def spec_from_env(env: Any, env_id: str, safety: Any = None, safety_source: str 
                             f"(cube_size ...: UR5Grasp's keys)")
         action.update(grasp[1])
         command, episode, gait = grasp[2], grasp[3], None
+    elif facts.command == "motion":  # a clip to follow (the motion section), joint targets about the home pose
+        action.update(mode="home_offset")
+        motion = task.motion_section()
+        command = Command(kind="motion", names=(), units=(), ranges=())
+        # the tilt the task ends an episode at for an upright reference (the guard's tilt watchdog); the
+        # episode's own rules are the motion section's (anchor and end-effector heights, tilt against the reference)
+        tilt = math.acos(max(-1.0, 1.0 - motion.anchor_ori_threshold))
+        episode = Episode(max_steps=int(base.max_episode_steps), reset_joint_range=float(motion.reset_joint_noise),
+                          max_tilt=tilt)
+        gait = None
     elif facts.command == "reach_target":
         low, high = model.jnt_range[joints, 0].copy(), model.jnt_range[joints, 1].copy()
         limited = model.jnt_limited[joints].astype(bool)
@@ -242,6 +252,7 @@ def spec_from_env(env: Any, env_id: str, safety: Any = None, safety_source: str 
         terrain=terrain_section(task),  # rough terrain: its scan grid, ground and start tiles
         camera=camera_section(task),  # a depth camera: intrinsics, pose, range, rate
         grasp=grasp[0] if grasp is not None else None,
+        motion=motion,
     )
     if safety is not None and spec.action.mode == "home_offset":
         from unilab_robot.deploy.safety import joint_model_from_spec, spec_section

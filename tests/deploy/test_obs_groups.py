@@ -109,7 +109,7 @@ def test_noise_without_scales_uses_the_declared_ones_and_history_stacks_your_gro
         env.close()
 
 
-NO_DEPLOY_SPEC = {"UniLab/G1Track-v0"}  # no reference-motion command kind in DeployFacts yet: layout checked, no spec
+NO_DEPLOY_SPEC: set[str] = set()  # every bundled task has a deploy spec (G1Track since its motion section)
 
 
 @pytest.mark.parametrize("task", sorted(unilab_envs.TASKS))

@@ -38,7 +38,7 @@ from unilab_envs.core.state import copy_attributes, restore_attributes
 
 
 #: what a task's policy is commanded (:attr:`DeployFacts.command`)
-COMMAND_KINDS = ("velocity", "reach_target", "grasp")
+COMMAND_KINDS = ("velocity", "reach_target", "grasp", "motion")
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,9 @@ class DeployFacts:
       actions move the joint targets, the command is (radius, azimuth, height) about the base,
       the azimuth measured from ``front_azimuth``;
     * ``"grasp"``: pick and lift (UR5Grasp's config and scene): actions move the ``ee_site``
-      target through the spec's ``grasp`` section.
+      target through the spec's ``grasp`` section;
+    * ``"motion"``: motion tracking (G1Track's config): actions are joint targets around the home
+      pose, the command is a clip of the spec's ``motion`` section (the task's ``motion_section()``).
     """
 
     command: str

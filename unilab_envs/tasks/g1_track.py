@@ -123,8 +123,8 @@ class G1TrackConfig:
 
 
 def _group(name, size, units, doc, noise=None) -> ObsGroup:
-    """A group written by :func:`~unilab_envs.tasks.g1_track_kernels.write_observations`; the robot side's builder of
-    the IMU and joint groups is the legged tasks' (the reference groups have none yet: no deploy spec)."""
+    """A group written by :func:`~unilab_envs.tasks.g1_track_kernels.write_observations`, with its robot-side builder:
+    the legged tasks' for the IMU and joint groups, :mod:`unilab_robot.deploy.motion`'s for the reference groups."""
     return ObsGroup(name, size, units, doc, builder=GROUP_BUILDERS.get(name), noise=noise)
 
 
@@ -241,6 +241,29 @@ class G1Track(Task):
     episode_metrics = ("tracking_error_cm", "joint_error")
     episode_group = "clip"
     episode_group_names = clip_names
+
+    def deploy_facts(self):
+        """A clip as the command (the spec's ``motion`` section: :meth:`motion_section`), the G1's joints, its MJCF."""
+        from unilab_envs.core.task import DeployFacts
+
+        return DeployFacts(command="motion", joint_names=tuple(robot.JOINT_NAMES), mjcf=str(robot.MJCF_PATH))
+
+    def motion_section(self):
+        """The deploy spec's ``motion`` section: the clips (file names; ``paths``: where they are now, for
+        ``unilab export`` to copy), the future frames, the anchor, the termination thresholds, the reset noise."""
+        from unilab_robot.deploy.motion import MotionSpec
+        from unilab_robot.deploy.sections import SpecError
+
+        cfg, paths = self.config, clip_files(self.config.clips)
+        names = tuple(Path(p).name for p in paths)
+        if len(set(names)) != len(names):
+            twice = sorted({n for n in names if names.count(n) > 1})
+            raise SpecError(f"G1Track clips {twice} share a file name; the deploy spec names its clips by file name "
+                            f"beside policy.onnx: rename one")
+        return MotionSpec(clips=names, future_frames=int(cfg.future_frames), anchor_body=cfg.tracked_bodies[0],
+                          end_effectors=tuple(cfg.end_effectors), anchor_z_threshold=float(cfg.anchor_z_threshold),
+                          anchor_ori_threshold=float(cfg.anchor_ori_threshold), ee_z_threshold=float(cfg.ee_z_threshold),
+                          reset_joint_noise=float(cfg.reset_joint_noise), paths=tuple(str(Path(p).resolve()) for p in paths))
 
     def bind(self, batch, num_envs: int) -> None:
         n, joints = num_envs, self.action_size

@@ -41,6 +41,7 @@ from unilab_robot.deploy.grasp import GRASP_BUILDERS, grasp_io
 from unilab_robot.deploy.camera import depth_group
 from unilab_robot.deploy.height_scan import ground_map, scan_group, scan_points
 from unilab_robot.deploy.model_ids import name_ids
+from unilab_robot.deploy.motion import MOTION_BUILDERS, MotionState, motion_io
 from unilab_robot.deploy.safety import SafetyGuard, gain_scales, remembered_action
 from unilab_robot.deploy.spec import DeploySpec, SpecError
 
@@ -69,7 +70,8 @@ class ControllerState:
     ``command``: velocity tasks ``(vx, vy, yaw_rate)``; ``target``: reach tasks, the
     world position to reach; ``joint_target``: ``target_delta`` actions' running
     joint targets (rad); ``phase``: the gait phase (rad, in ``[0, 2 pi)``);
-    ``ee_target``: ``ee_delta`` actions' running end-effector target (m, world).
+    ``ee_target``: ``ee_delta`` actions' running end-effector target (m, world); ``motion``:
+    motion-tracking tasks, the clip and frame the policy follows (:class:`~unilab_robot.deploy.motion.MotionState`).
     """
 
     last_action: np.ndarray
@@ -78,6 +80,7 @@ class ControllerState:
     joint_target: np.ndarray | None = None
     target: np.ndarray | None = None
     ee_target: np.ndarray | None = None
+    motion: MotionState | None = None
 
 
 class PolicyIO:
@@ -144,6 +147,8 @@ class PolicyIO:
         self.height_map, self.scan_points = ground_map(spec, model), scan_points(spec)
         # pick tasks: the end-effector controller, the gripper and the object (unilab_robot.deploy.grasp)
         self.grasp = grasp_io(spec, model)
+        # motion tracking: the spec's clips at the control rate (unilab_robot.deploy.motion)
+        self.motion = motion_io(spec, model, self.home)
         self.needs_kinematics = self.needs_kinematics or self.grasp is not None
         self._obs = np.zeros(spec.observation.size, dtype=np.float32)
         section = spec.safety if safety is True else (None if safety is False else safety)
@@ -184,6 +189,8 @@ class PolicyIO:
             state.target = np.zeros(3) if target is None else np.asarray(target, dtype=np.float64).copy()
         if self.grasp is not None:  # the end-effector target where it is, the gripper open, the lift height
             self.grasp.start(data, state)
+        if self.motion is not None:  # the first clip from its start (state.motion = io.motion.start(clip) for another)
+            state.motion = self.motion.start()
         if self.rendered_depth is not None:  # a new episode starts on a fresh frame
             self.rendered_depth.reset()
         if self.guard is not None:  # a new episode: the guard unlatched, the model's gains back
@@ -262,7 +269,9 @@ class PolicyIO:
         return targets
 
     def advance(self, state: ControllerState) -> None:
-        """Move the gait clock by one control period (after the physics substeps)."""
+        """Move the gait clock (and a motion's frame) by one control period (after the physics substeps)."""
+        if state.motion is not None:
+            self.motion.advance(state.motion)
         if self.phase_step:
             p = state.phase + self.phase_step
             state.phase = p if p < 2.0 * math.pi else p % (2.0 * math.pi)
@@ -331,5 +340,6 @@ GROUP_BUILDERS: dict[str, Callable[[PolicyIO, mujoco.MjData, ControllerState], n
     "height_scan": lambda io, data, state: scan_group(io, data),
     "depth": lambda io, data, state: depth_group(io, data),
     **GRASP_BUILDERS,  # pick tasks: gripper, object pose and velocity, lift target, end-effector target
+    **MOTION_BUILDERS,  # motion tracking: the reference's next frames, phase and anchor orientation
 }
 

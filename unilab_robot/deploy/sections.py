@@ -20,7 +20,7 @@ ONNX_METADATA_KEY = "unilab_deploy_spec"
 SPEC_FILENAME = "deploy_spec.json"
 ACTION_MODES = ("home_offset", "target_delta", "ee_delta")
 PRECISIONS = ("fp32", "fp16", "int8")
-COMMAND_KINDS = ("velocity", "reach_target", "lift")
+COMMAND_KINDS = ("velocity", "reach_target", "lift", "motion")
 
 
 class SpecError(ValueError):
@@ -209,6 +209,7 @@ class DeploySpec:
     history: History | None = None  # absent (None): the policy input is the observation
     grasp: Any = None  # a unilab_robot.deploy.grasp.GraspSpec (ee_delta actions); absent (None): no object to pick
     camera: Any = None  # a unilab_robot.deploy.camera.CameraSpec; absent (None): no depth camera
+    motion: Any = None  # a unilab_robot.deploy.motion.MotionSpec (command kind motion); absent (None): no clips
     schema: str = SCHEMA
     schema_version: int = SCHEMA_VERSION
 
@@ -226,6 +227,10 @@ class DeploySpec:
             data.pop("grasp", None)  # no object to pick: as in specs made before pick tasks had one
         if data.get("camera") is None:
             data.pop("camera", None)  # no depth camera: as in specs made before cameras
+        if data.get("motion") is None:
+            data.pop("motion", None)  # no clips to follow: as in specs made before motion tracking
+        else:
+            data["motion"].pop("paths", None)  # where this computer keeps the clips: found again when loaded
         return {"schema": data.pop("schema"), "schema_version": data.pop("schema_version"), **data}
 
     def to_json(self) -> str:

@@ -26,7 +26,7 @@ small, versioned JSON document:
     control limits of the actuators.
 ``command``
     what the task commands and how training drew it (ranges, resampling time; ``lift``:
-    the height to lift the object to).
+    the height to lift the object to; ``motion``: a clip of the ``motion`` section, no values).
 ``gait``
     the gait phase clock (frequency, per-foot offsets), for tasks with one.
 ``episode``
@@ -63,6 +63,11 @@ small, versioned JSON document:
     the body, range, frame rate; :class:`unilab_robot.deploy.camera.CameraSpec`). A robot program
     sets ``PolicyIO.depth_frame`` to its camera's latest frame; ``unilab play`` renders one.
     Optional: absent for tasks without a camera.
+``motion``
+    motion-tracking tasks (``command.kind: motion``): the clips the policy follows, by file name
+    beside the spec (``unilab export`` copies them there), the reference frames it sees ahead, the
+    anchor body and the task's termination thresholds (:class:`unilab_robot.deploy.motion.MotionSpec`).
+    Optional: absent for other tasks.
 ``history``
     the observation history the policy sees (a run's ``obs_history``,
     :mod:`unilab_robot.deploy.history`): ``length`` frames of ``groups``; the ONNX input is
@@ -104,7 +109,7 @@ def _nested(cls: type) -> dict[str, Any]:
         return {}
     nested: dict[str, Any] = {key: _optional(section) for key, section in _SECTIONS.items()}
     if cls is DeploySpec:
-        nested.update(safety=_safety, grasp=_grasp, terrain=_terrain, camera=_camera)
+        nested.update(safety=_safety, grasp=_grasp, terrain=_terrain, camera=_camera, motion=_motion)
     elif cls is History:
         nested["columns"] = _listed(HistoryColumn, "columns")
     elif cls is Observation:
@@ -143,6 +148,12 @@ def _camera(value: Any, where: str) -> Any:
     from unilab_robot.deploy.camera import camera_from_dict
 
     return camera_from_dict(value, where)
+
+
+def _motion(value: Any, where: str) -> Any:
+    from unilab_robot.deploy.motion import motion_from_dict  # NumPy and MuJoCo: only for motion specs
+
+    return motion_from_dict(value, where)
 
 
 def _safety(value: Any, where: str) -> Any:
@@ -218,8 +229,14 @@ def load_spec(path: str | Path) -> DeploySpec:
         if text is None:
             raise SpecError(f"{path} carries no deploy spec in its metadata (exported before deploy specs); "
                             f"re-export it with `unilab export RUN`")
-        return spec_from_json(text, str(path))
-    return spec_from_json(path.read_text(), str(path))
+        spec = spec_from_json(text, str(path))
+    else:
+        spec = spec_from_json(path.read_text(), str(path))
+    if spec.motion is not None:  # a motion-tracking policy's clips are files beside its spec
+        import dataclasses
+
+        spec = dataclasses.replace(spec, motion=spec.motion.at(path.parent))
+    return spec
 
 
 # --- validation ----------------------------------------------------------------------------
@@ -305,6 +322,10 @@ def validate(spec: DeploySpec) -> None:
         validate_camera(spec)
     if spec.history is not None:
         _validate_history(spec)
+    if spec.motion is not None or c.kind == "motion":
+        from unilab_robot.deploy.motion import validate_motion  # NumPy and MuJoCo: only for motion specs
+
+        validate_motion(spec)
     if spec.grasp is not None or a.mode == "ee_delta" or c.kind == "lift":
         from unilab_robot.deploy.grasp import validate_grasp  # NumPy: only for pick specs
 
