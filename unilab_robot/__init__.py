@@ -18,6 +18,7 @@ module                    what
 ``assets``                the robots' MJCF and their facts, one folder per robot
 ``terrain``               heightfield terrain (config, generation, scene, scan grid), NumPy and MuJoCo
 ``policy``                a run folder's ``policy.onnx`` and deploy spec found and loaded; ``OnnxPolicy``
+``policy_state``          a recurrent policy's hidden state (``h_in`` / ``h_out``), one per robot, reset per episode
 ``model``                 the ``MjModel`` a spec runs on (its MJCF, or the packaged one with its names)
 ``messages``              Unitree's ``LowCmd_`` / ``LowState_`` (``unitree_hg`` / ``unitree_go``) as NumPy records
 ``crc``                   the CRC the robots check

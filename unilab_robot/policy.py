@@ -77,7 +77,10 @@ def find_policy(path: str | Path, spec_path: str | Path | None = None, *,
 
 
 class OnnxPolicy:
-    """``policy.onnx`` on onnxruntime (CPU, one thread): ``policy(obs) -> action``, float32."""
+    """``policy.onnx`` on onnxruntime (CPU, one thread): ``policy(obs) -> action``, float32.
+
+    A recurrent policy (``h_in`` / ``h_out`` in the graph) keeps its hidden state here, one per
+    instance (:mod:`unilab_robot.policy_state`); :meth:`reset` zeroes it at an episode's start."""
 
     def __init__(self, path: Path, spec: DeploySpec) -> None:
         import onnxruntime as ort
@@ -94,6 +97,16 @@ class OnnxPolicy:
             spec.require_sizes(int(obs_dim), int(act_dim), str(path))
         except SpecError as e:
             raise PlayError(str(e)) from None
+        from unilab_robot.policy_state import recurrent_state
+
+        self.state = recurrent_state(self.session, self.input_name, self.output_name)
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
+        if self.state is not None:
+            return self.state.run(np.asarray(obs, np.float32).reshape(1, -1))[0]
         return self.session.run([self.output_name], {self.input_name: obs.reshape(1, -1)})[0][0]
+
+    def reset(self) -> None:
+        """Zero a recurrent policy's hidden state (an episode starts); nothing for a feed-forward one."""
+        if self.state is not None:
+            self.state.reset()

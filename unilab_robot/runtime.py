@@ -47,6 +47,7 @@ from unilab_robot.crc import crc_ok, stamp_crc
 from unilab_robot.state_filter import StateFilter, accepts_unstamped
 from unilab_robot.motors import RobotDef, motor_map
 from unilab_robot.keyboard import KeyboardCommand
+from unilab_robot.policy_state import reset_policy_state
 from unilab_robot.quiet_gc import QuietCollector
 from unilab_robot.remote import unpack_remote, velocity_command
 from unilab_robot.state_io import needs_odometry, read_state
@@ -199,6 +200,7 @@ class RobotRuntime:
             self._guard_reported = False
         if self.history is not None:
             self.history.reset()
+        reset_policy_state(self.policy)  # a recurrent policy starts its episode from a zero state
         self._enter("policy", now)
 
     def _read(self) -> None:

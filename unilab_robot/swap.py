@@ -17,6 +17,9 @@ writes). :meth:`HotSwap.request` loads it on a background thread, off the contro
    becomes the acting policy by one reference assignment. The policy it replaced is kept:
    :meth:`HotSwap.rollback` swaps it back at the next boundary.
 
+A recurrent policy's hidden state is **reset** by a swap: the policy that acts after a swap or a
+rollback starts from a zero state, as at an episode's start (:mod:`unilab_robot.policy_state`).
+
 Each loaded policy gets an id (0: the one the runtime started with, then 1, 2, ... in load
 order). The step log gets two columns when a swap is attached: ``policy`` (the id of the policy
 that acted at that step) and ``swap`` (:data:`EVENTS`: 1 at the step a candidate was swapped
@@ -39,6 +42,7 @@ import numpy as np
 
 from unilab_robot.deploy import SpecError, load_spec
 from unilab_robot.deploy.spec import DeploySpec
+from unilab_robot.policy_state import reset_policy_state
 
 EVENTS = ("none", "swap", "rollback")
 POLICY_FILE, SPEC_FILE = "policy.onnx", "deploy_spec.json"
@@ -108,10 +112,23 @@ class OnnxSession:
         if inp.shape[-1] != obs_size or out.shape[-1] != act_size:
             raise SwapRefused(f"{path} takes {inp.shape[-1]} inputs and gives {out.shape[-1]} actions; the running "
                               f"spec has {obs_size} and {act_size}")
+        from unilab_robot.policy_state import recurrent_state
+
+        try:  # a recurrent policy's hidden state, its own (unilab_robot.policy_state)
+            self.state = recurrent_state(self.session, self.input_name, self.output_name)
+        except ValueError as e:
+            raise SwapRefused(f"{path}: {e}") from None
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
         x = np.asarray(obs, dtype=np.float32).reshape(1, -1)
+        if self.state is not None:
+            return self.state.run(x)[0]
         return self.session.run([self.output_name], {self.input_name: x})[0][0]
+
+    def reset(self) -> None:
+        """Zero a recurrent policy's hidden state; nothing for a feed-forward one."""
+        if self.state is not None:
+            self.state.reset()
 
 
 @dataclass
@@ -238,7 +255,8 @@ class HotSwap:
                     self.current, self.previous, self._rollback, event = self.previous, self.current, False, 2
                 elif self._ready is not None:
                     self.current, self.previous, self._ready, event = self._ready, self.current, None, 1
-            if event:
+            if event:  # a recurrent policy starts from a zero state after a swap or a rollback (policy_state)
+                reset_policy_state(self.current.policy)
                 self._event(EVENTS[event], self.current, replaced=self.previous.id)
         self.step += 1
         return self.current.policy, self.current.id, event

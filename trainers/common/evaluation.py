@@ -208,7 +208,9 @@ def run_episodes(env: gym.vector.VectorEnv, act: ActionFn, episodes: int, seed: 
 
     ``act`` maps the env's raw observation batch to actions (any observation normalization
     is its own); Box actions are clipped to the action space before the step. ``skip_first``
-    leaves out each env's first episode (partial when the env spreads episode starts).
+    leaves out each env's first episode (partial when the env spreads episode starts). An ``act``
+    with a ``reset_rows(mask)`` method (a recurrent policy's state per env) is told after each step
+    which rows start an episode at their next observation.
     ``recorder``: film one whole episode of env 0 (the first counted one) and write it; the
     env must render ``rgb_array``. The caller owns ``env`` and closes it.
     """
@@ -231,6 +233,7 @@ def run_episodes(env: gym.vector.VectorEnv, act: ActionFn, episodes: int, seed: 
     metric_acc = {k: np.zeros(num_envs) for k in getattr(task, "episode_metrics", ())}  # per-env sums over steps
     group_key = getattr(task, "episode_group", None)
     pending = np.zeros(num_envs, bool)  # NEXT_STEP: the next step resets these rows
+    reset_rows = getattr(act, "reset_rows", None)  # a recurrent policy's state: zeroed where an episode starts
     try:
         if filming:
             recorder.add(env.render())
@@ -275,6 +278,8 @@ def run_episodes(env: gym.vector.VectorEnv, act: ActionFn, episodes: int, seed: 
                 recorder.add(env.render())
             ret[done] = 0.0
             length[done] = 0
+            if reset_rows is not None:  # SAME_STEP: the next obs starts an episode; NEXT_STEP: the one after
+                reset_rows(term | np.asarray(trunc, bool) | pending)
             if not same_step:
                 pending = done
     except BaseException:

@@ -5,6 +5,11 @@ the training observation normalizer folded in) to the action the env executes
 (``actions``, float32 ``[batch, act_dim]``, clipped to the action space bounds). What the
 output means is written into the file (``doc_string`` and the ``meaning``,
 ``action_low``, ``action_high`` metadata), and :func:`describe_onnx` reads it back.
+
+A recurrent policy (``state_size > 0``) has its hidden state as an explicit second input and
+output: ``obs, h_in [batch, state_size] -> actions, h_out [batch, state_size]``; ``h_in`` is zero
+at an episode's first step and each step's ``h_out`` is the next step's ``h_in`` (metadata
+``state_meaning``, ``state_size``).
 """
 
 from __future__ import annotations
@@ -21,6 +26,9 @@ from torch import nn
 from .atomic import atomic_write
 
 INPUT_NAME, OUTPUT_NAME = "obs", "actions"
+STATE_INPUT, STATE_OUTPUT = "h_in", "h_out"  # a recurrent policy's hidden state (state_size > 0)
+STATE_MEANING = ("the recurrent policy's hidden state: zeros at an episode's first step, then the h_out of the "
+                 "step before")
 
 
 class ClipToBox(nn.Module):
@@ -36,6 +44,14 @@ class ClipToBox(nn.Module):
         return torch.maximum(torch.minimum(self.policy(obs), self.high), self.low)
 
 
+class ClipToBoxRecurrent(ClipToBox):
+    """``action, h' = policy(obs, h)`` with the action clipped element-wise to ``[low, high]``."""
+
+    def forward(self, obs: torch.Tensor, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        action, h = self.policy(obs, h)
+        return torch.maximum(torch.minimum(action, self.high), self.low), h
+
+
 def bounds_text(low: np.ndarray, high: np.ndarray) -> str:
     """``[-1, 1]`` when every dimension shares its bounds, else ``per-dimension bounds``."""
     low, high = np.asarray(low, np.float64).ravel(), np.asarray(high, np.float64).ravel()
@@ -49,33 +65,40 @@ NORMALIZED_INPUT = "raw observation (the training observation normalizer is fold
 
 def export_policy(module: nn.Module, obs_dim: int, path: str | Path, meaning: str, *,
                   action_low: np.ndarray, action_high: np.ndarray, opset: int = 17,
-                  input_meaning: str = NORMALIZED_INPUT) -> Path:
+                  input_meaning: str = NORMALIZED_INPUT, state_size: int = 0) -> Path:
     """Trace ``module`` (raw obs -> executed action) to ONNX at ``path``, atomically.
 
     ``meaning`` (what ``actions`` is), ``input_meaning`` (what ``obs`` is) and the action
-    bounds are stored in the file. The batch dimension is dynamic.
+    bounds are stored in the file. The batch dimension is dynamic. ``state_size > 0``: a
+    recurrent ``module(obs, h) -> (action, h')``, exported as ``obs, h_in -> actions, h_out``.
     """
     import onnx
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     module = module.eval().cpu()
-    dummy = torch.zeros(1, obs_dim)
-    kwargs = dict(input_names=[INPUT_NAME], output_names=[OUTPUT_NAME], opset_version=opset,
-                  dynamic_axes={INPUT_NAME: {0: "batch"}, OUTPUT_NAME: {0: "batch"}})
+    dummy = (torch.zeros(1, obs_dim),) + ((torch.zeros(1, state_size),) if state_size else ())
+    names_in = [INPUT_NAME] + ([STATE_INPUT] if state_size else [])
+    names_out = [OUTPUT_NAME] + ([STATE_OUTPUT] if state_size else [])
+    kwargs = dict(input_names=names_in, output_names=names_out, opset_version=opset,
+                  dynamic_axes={name: {0: "batch"} for name in names_in + names_out})
     def write(tmp: str) -> None:
         with warnings.catch_warnings(), torch.no_grad():
             warnings.simplefilter("ignore")  # tracer and deprecation notes about a graph we check in tests
             try:
-                torch.onnx.export(module, (dummy,), tmp, dynamo=False, **kwargs)
+                torch.onnx.export(module, dummy, tmp, dynamo=False, **kwargs)
             except TypeError:  # a torch without the dynamo flag
-                torch.onnx.export(module, (dummy,), tmp, **kwargs)
+                torch.onnx.export(module, dummy, tmp, **kwargs)
         model = onnx.load(tmp)
         _static_action_dim(model, int(np.asarray(action_low).size))
+        if state_size:
+            _static_state_dim(model, int(state_size))
         model.doc_string = meaning
         meta = {"meaning": meaning, "input_meaning": input_meaning,
                 "action_low": json.dumps(np.asarray(action_low, float).ravel().tolist()),
                 "action_high": json.dumps(np.asarray(action_high, float).ravel().tolist())}
+        if state_size:
+            meta.update(state_meaning=STATE_MEANING, state_size=str(int(state_size)))
         del model.metadata_props[:]
         for key, value in meta.items():
             model.metadata_props.add(key=key, value=value)
@@ -90,6 +113,15 @@ def _static_action_dim(model, act_dim: int) -> None:
     if len(dims) == 2:
         dims[1].Clear()
         dims[1].dim_value = act_dim
+
+
+def _static_state_dim(model, state_size: int) -> None:
+    """Declare ``h_in`` and ``h_out`` ``[batch, state_size]`` (the tracer leaves ``h_out``'s width symbolic)."""
+    for value in (*model.graph.input, *model.graph.output):
+        if value.name in (STATE_INPUT, STATE_OUTPUT):
+            dims = value.type.tensor_type.shape.dim
+            dims[1].Clear()
+            dims[1].dim_value = state_size
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,12 +141,14 @@ class OnnxPolicyInfo:
     outputs: tuple[OnnxTensor, ...]
     meaning: str
     input_meaning: str = NORMALIZED_INPUT
+    state_meaning: str = STATE_MEANING  # a recurrent policy's h_in / h_out
 
     def summary(self) -> str:
         """The lines ``unilab export`` prints."""
+        state = (STATE_INPUT, STATE_OUTPUT)
         lines = [f"onnx: {self.path}"]
-        lines += [f"  input  {t}: {self.input_meaning}" for t in self.inputs]
-        lines += [f"  output {t}: {self.meaning}" for t in self.outputs]
+        lines += [f"  input  {t}: {self.state_meaning if t.name in state else self.input_meaning}" for t in self.inputs]
+        lines += [f"  output {t}: {self.state_meaning if t.name in state else self.meaning}" for t in self.outputs]
         return "\n".join(lines)
 
 
@@ -135,4 +169,4 @@ def describe_onnx(path: str | Path) -> OnnxPolicyInfo:
     meta = {p.key: p.value for p in model.metadata_props}
     return OnnxPolicyInfo(Path(path), tensors(model.graph.input), tensors(model.graph.output),
                           meta.get("meaning") or model.doc_string or "the policy's action",
-                          meta.get("input_meaning") or NORMALIZED_INPUT)
+                          meta.get("input_meaning") or NORMALIZED_INPUT, meta.get("state_meaning") or STATE_MEANING)

@@ -37,6 +37,9 @@ def load_policy(checkpoint: str | Path, device: str = "cpu") -> tuple[InferenceP
         algo.obs_normalizer.load_state_dict(ckpt["algo"]["obs_normalizer"])
     except (RuntimeError, KeyError) as e:
         raise CheckpointError(f"checkpoint {checkpoint} has inconsistent weights: {str(e).splitlines()[0]}") from None
+    if algo.policy.hidden_size:  # policy(obs, h) -> (action, h') (trainers.ppo.recurrent)
+        from .recurrent import RecurrentInferencePolicy
+        return RecurrentInferencePolicy(algo.obs_normalizer, algo.policy.actor).eval(), cfg, ckpt
     mirror = _mirror(cfg) if cfg.policy.mirror_average else None
     return InferencePolicy(algo.obs_normalizer, algo.policy.actor, mirror).eval(), cfg, ckpt
 
@@ -84,13 +87,18 @@ def evaluate(checkpoint: str | Path, episodes: int = 10, num_envs: int | None = 
     try:
         check_compatible(ckpt, env_dims(env), checkpoint, critic=False)
         recorder = VideoRecorder(video, video_fps(env), max_video_frames, progress) if video is not None else None
-        return run_episodes(env, _action_fn(policy, device), episodes, seed, recorder, skip_first)
+        return run_episodes(env, _action_fn(policy, device, env.num_envs), episodes, seed, recorder, skip_first)
     finally:
         env.close()
 
 
-def _action_fn(policy: InferencePolicy, device: str):
-    """``obs -> actions`` (NumPy) of the deterministic ``policy`` on ``device``."""
+def _action_fn(policy: InferencePolicy, device: str, num_envs: int = 1):
+    """``obs -> actions`` (NumPy) of the deterministic ``policy`` on ``device``; a recurrent one keeps each of
+    the ``num_envs`` envs' state and zeroes it where an episode starts (``reset_rows``, called by the episodes' loop)."""
+    if getattr(policy, "hidden_size", 0):
+        from .recurrent import StatefulActions
+        return StatefulActions(policy, num_envs, device)
+
     def act(obs: np.ndarray) -> np.ndarray:
         with torch.no_grad():
             return policy(torch.as_tensor(obs, dtype=torch.float32, device=device)).cpu().numpy()
@@ -123,5 +131,10 @@ def export_onnx(checkpoint: str | Path, path: str | Path | None = None, opset: i
         h = cfg.obs_history
         inputs += (f", then the last {h.length - 1} frames of {', '.join(h.groups)} (obs_history; the deploy spec's "
                    f"history section lays them out)")
+    if getattr(policy, "hidden_size", 0):  # obs, h_in -> actions, h_out (trainers.ppo.recurrent)
+        from ..common.onnx_export import ClipToBoxRecurrent
+        return export_policy(ClipToBoxRecurrent(policy, low, high), ckpt["dims"]["obs"], path, meaning,
+                             action_low=low, action_high=high, opset=opset, input_meaning=inputs,
+                             state_size=policy.hidden_size)
     return export_policy(ClipToBox(policy, low, high), ckpt["dims"]["obs"], path, meaning,
                          action_low=low, action_high=high, opset=opset, input_meaning=inputs)
