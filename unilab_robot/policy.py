@@ -97,9 +97,13 @@ class OnnxPolicy:
             spec.require_sizes(int(obs_dim), int(act_dim), str(path))
         except SpecError as e:
             raise PlayError(str(e)) from None
-        from unilab_robot.policy_state import recurrent_state
+        from unilab_robot.policy_state import check_state, recurrent_state
 
         self.state = recurrent_state(self.session, self.input_name, self.output_name)
+        try:
+            check_state(self.state, spec, str(path))
+        except SpecError as e:
+            raise PlayError(str(e)) from None
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
         if self.state is not None:

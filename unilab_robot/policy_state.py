@@ -54,6 +54,21 @@ def recurrent_state(session, obs_name: str, action_name: str) -> RecurrentState 
     return RecurrentState(session, obs_name, action_name)
 
 
+def check_state(state: RecurrentState | None, spec, what: str = "the policy") -> None:
+    """:class:`~unilab_robot.deploy.SpecError` unless the graph's state agrees with the spec's ``recurrent``
+    section (both absent, or the same width)."""
+    from unilab_robot.deploy import SpecError
+
+    section = getattr(spec, "recurrent", None)
+    if section is None and state is None:
+        return
+    if section is None or state is None or section.size != state.size:
+        graph = f"a {state.size}-wide hidden state (h_in / h_out)" if state is not None else "no hidden state"
+        said = f"a {section.kind} state of {section.size}" if section is not None else "none"
+        raise SpecError(f"{what} has {graph}, its deploy spec's recurrent section says {said}; use the "
+                        "deploy_spec.json exported with that policy")
+
+
 def reset_policy_state(policy) -> None:
     """Zero ``policy``'s recurrent state when it has one (any callable with a ``reset()``); else nothing."""
     reset = getattr(policy, "reset", None)

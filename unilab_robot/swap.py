@@ -42,7 +42,7 @@ import numpy as np
 
 from unilab_robot.deploy import SpecError, load_spec
 from unilab_robot.deploy.spec import DeploySpec
-from unilab_robot.policy_state import reset_policy_state
+from unilab_robot.policy_state import check_state, reset_policy_state
 
 EVENTS = ("none", "swap", "rollback")
 POLICY_FILE, SPEC_FILE = "policy.onnx", "deploy_spec.json"
@@ -193,6 +193,10 @@ class HotSwap:
             raise SwapRefused(str(e)) from None
         check_compatible(self.spec, candidate)
         session = OnnxSession(onnx, self.input_size, self.spec.action.size)
+        try:  # a recurrent graph's state as its spec says (the state itself starts at zero when it acts)
+            check_state(session.state, candidate, str(onnx))
+        except SpecError as e:
+            raise SwapRefused(str(e)) from None
         for _ in range(self.warmup):
             out = session(self.warm_obs)
         if self.warmup and not np.all(np.isfinite(out)):

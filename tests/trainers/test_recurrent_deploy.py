@@ -3,11 +3,11 @@ equals the torch policy over a 200-step stretch with episode resets, and the rob
 a hot swap) keeps one state per policy and zeroes it where an episode starts and at a swap."""
 
 import json
-import shutil
 import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 import torch
 from tests.trainers.memory_env import CUE_RECALL_ID, CueRecall
 
@@ -72,7 +72,8 @@ def gru_policy_folder(out: Path, hidden: int = 16, seed: int = 0) -> Path:
     out.mkdir(parents=True)
     export_policy(ClipToBoxRecurrent(policy, -np.full(act, 100.0), np.full(act, 100.0)), size, out / "policy.onnx",
                   "test", action_low=-np.full(act, 100.0), action_high=np.full(act, 100.0), state_size=hidden)
-    shutil.copy(Path(G1_POLICY) / "deploy_spec.json", out / "deploy_spec.json")
+    spec["recurrent"] = {"kind": "gru", "size": hidden}
+    (out / "deploy_spec.json").write_text(json.dumps(spec))
     return out
 
 
@@ -153,3 +154,23 @@ def test_a_feed_forward_policy_has_no_state():
     assert policy.state is None
     policy.reset()  # nothing to reset: a no-op
 
+
+
+def test_a_policy_whose_graph_and_spec_disagree_on_the_state_is_refused(tmp_path):
+    from unilab_robot.deploy import load_spec
+    from unilab_robot.policy import OnnxPolicy, PlayError, find_policy
+    from unilab_robot.swap import HotSwap, OnnxSession
+
+    folder = gru_policy_folder(tmp_path / "gru")
+    spec = json.loads((folder / "deploy_spec.json").read_text())
+    del spec["recurrent"]
+    (folder / "deploy_spec.json").write_text(json.dumps(spec))
+    bundle = find_policy(folder)
+    with pytest.raises(PlayError, match=r"has a 16-wide hidden state \(h_in / h_out\), its deploy spec's recurrent "
+                                        r"section says none"):
+        OnnxPolicy(bundle.onnx, bundle.spec)
+    feed_forward = find_policy(G1_POLICY)
+    first = OnnxSession(f"{G1_POLICY}/policy.onnx", feed_forward.spec.input_size, feed_forward.spec.action.size)
+    swap = HotSwap(feed_forward.spec, first, G1_POLICY, say=Lines())
+    assert "its deploy spec's recurrent section says none" in swap.request(folder, wait=True)
+    assert load_spec(gru_policy_folder(tmp_path / "ok")).recurrent.size == 16

@@ -193,6 +193,23 @@ class History:
     columns: tuple[HistoryColumn, ...]   # after the observation, one block per lag 1 .. length - 1
 
 
+RECURRENT_KINDS = ("gru",)
+
+
+@dataclass(frozen=True)
+class Recurrent:
+    """A recurrent policy's hidden state (:mod:`unilab_robot.policy_state` keeps it): ``policy.onnx`` is
+    ``obs, <state_input> [1, size] -> actions, <state_output> [1, size]``, float32; the program feeds each
+    step's output back as the next step's input, and zeroes it at each episode's start (``reset``) and
+    at a hot swap."""
+
+    kind: str                     # the memory: "gru"
+    size: int                     # the state's width
+    state_input: str = "h_in"
+    state_output: str = "h_out"
+    reset: str = "episode"        # zeroed at each episode's start (and by a hot swap)
+
+
 @dataclass(frozen=True)
 class DeploySpec:
     task: TaskInfo
@@ -210,6 +227,7 @@ class DeploySpec:
     grasp: Any = None  # a unilab_robot.deploy.grasp.GraspSpec (ee_delta actions); absent (None): no object to pick
     camera: Any = None  # a unilab_robot.deploy.camera.CameraSpec; absent (None): no depth camera
     motion: Any = None  # a unilab_robot.deploy.motion.MotionSpec (command kind motion); absent (None): no clips
+    recurrent: Recurrent | None = None  # absent (None): a feed-forward policy, no state between steps
     schema: str = SCHEMA
     schema_version: int = SCHEMA_VERSION
 
@@ -231,6 +249,8 @@ class DeploySpec:
             data.pop("motion", None)  # no clips to follow: as in specs made before motion tracking
         else:
             data["motion"].pop("paths", None)  # where this computer keeps the clips: found again when loaded
+        if data.get("recurrent") is None:
+            data.pop("recurrent", None)  # a feed-forward policy: as in specs made before recurrent ones
         return {"schema": data.pop("schema"), "schema_version": data.pop("schema_version"), **data}
 
     def to_json(self) -> str:

@@ -74,6 +74,12 @@ small, versioned JSON document:
     ``size`` wide, the ``observation`` above followed by ``columns`` (``"<group>@<k>"``:
     the group's values ``k`` control steps earlier). Optional: a spec without it feeds
     the ``observation`` to the policy as it is.
+``recurrent``
+    a recurrent policy's hidden state (``policy.recurrent`` of the run): ``kind`` (``gru``), ``size``,
+    the ONNX's ``state_input`` / ``state_output`` (``h_in`` / ``h_out``, ``[1, size]`` float32) and
+    ``reset`` (``episode``: zeroed at each episode's start; a hot swap resets it too).
+    :mod:`unilab_robot.policy_state` keeps it, one per robot. Optional: a spec without it is
+    for a feed-forward policy.
 
 Everything here is plain Python and NumPy-free JSON: a robot program imports it
 without torch, Numba or the training stack.
@@ -89,7 +95,8 @@ from typing import Any, Mapping
 from unilab_robot.deploy.sections import (  # noqa: F401 (the spec's names, re-exported)
     SpecError, TaskInfo, Timing, ModelInfo, ObsGroup, Normalizer, Observation, Action, Command, Gait, Episode,
     PrecisionSample, Precision, HistoryColumn, History, DeploySpec, tupled, build_section, SCHEMA,
-    SCHEMA_VERSION, ONNX_METADATA_KEY, SPEC_FILENAME, ACTION_MODES, PRECISIONS, COMMAND_KINDS,
+    SCHEMA_VERSION, ONNX_METADATA_KEY, SPEC_FILENAME, ACTION_MODES, PRECISIONS, COMMAND_KINDS, Recurrent,
+    RECURRENT_KINDS,
 )
 
 
@@ -100,7 +107,7 @@ def _build(cls: type, data: Any, where: str) -> Any:
 
 _SECTIONS = {"task": TaskInfo, "timing": Timing, "model": ModelInfo, "observation": Observation, "action": Action,
              "command": Command, "episode": Episode, "gait": Gait, "normalizer": Normalizer, "precision": Precision,
-             "history": History}
+             "history": History, "recurrent": Recurrent}
 
 
 def _nested(cls: type) -> dict[str, Any]:
@@ -322,6 +329,11 @@ def validate(spec: DeploySpec) -> None:
         validate_camera(spec)
     if spec.history is not None:
         _validate_history(spec)
+    if spec.recurrent is not None:
+        r = spec.recurrent
+        _need(r.kind in RECURRENT_KINDS, f"recurrent.kind must be one of {RECURRENT_KINDS}, got {r.kind!r}")
+        _need(isinstance(r.size, int) and r.size >= 1, f"recurrent.size must be a whole number >= 1, got {r.size!r}")
+        _need(r.reset == "episode", f"recurrent.reset must be 'episode', got {r.reset!r}")
     if spec.motion is not None or c.kind == "motion":
         from unilab_robot.deploy.motion import validate_motion  # NumPy and MuJoCo: only for motion specs
 
