@@ -64,6 +64,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "guard. Without --safety the guard runs when the profile or the spec has a safety section. "
                         "Put it after the policy folder")
     p.add_argument("--spec", metavar="PATH", help="deploy spec to use instead of the one exported with the policy")
+    p.add_argument("--clip", metavar="NAME",
+                   help="motion tracking: play this clip of the spec (CMU_016_22) every episode (default: each "
+                        "episode draws one); the reference is drawn beside the robot as a ghost")
     p.add_argument("--seed", type=int, default=0, help="seed of resets, commands and sim-to-real draws (default 0)")
     p.add_argument("--video", nargs="?", const="", metavar="PATH",
                    help="headless: also film the first episode (off by default: MuJoCo's software renderer takes "
@@ -124,7 +127,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         bundle = find_policy(args.run, args.spec)
         player = Player(bundle, model_path=args.model_path, sim2real=args.sim2real, seed=args.seed,
-                        safety=getattr(args, "safety", None), model_gains=getattr(args, "model_gains", False))
+                        safety=getattr(args, "safety", None), model_gains=getattr(args, "model_gains", False),
+                        clip=getattr(args, "clip", None))
     except (PlayError, SpecError, FileNotFoundError) as e:
         return _fail(e)
     except Exception as e:  # noqa: BLE001 - onnxruntime's load errors share no base class but Exception

@@ -8,11 +8,14 @@ file's ``metadata_props`` under :data:`unilab_envs.deploy.ONNX_METADATA_KEY`. A 
 stacks the same frames the policy was trained on. A joystick policy's spec always carries
 the safety guard (:func:`run_safety`): the ``safety:`` section of the profile the run trained
 under, else the defaults, resolved on the task's model into the numbers the guard uses and
-stated in the section's ``source``. :func:`run_spec` is the spec a fresh export writes.
+stated in the section's ``source``. A motion-tracking policy's spec names its clips by file name:
+:func:`copy_motion_clips` copies the motion files beside it. :func:`run_spec` is the spec a fresh
+export writes.
 """
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +105,28 @@ def embed_spec(onnx_path: Path, spec: DeploySpec) -> None:
     atomic_write(Path(onnx_path), lambda tmp: onnx.save(model, tmp))
 
 
+def copy_motion_clips(spec: DeploySpec, folder: str | Path) -> list[Path]:
+    """Copy a motion-tracking spec's clips (``spec.motion.paths``) into ``folder`` under the file names the spec
+    gives them, so the robot side finds them beside ``deploy_spec.json``; the copies (none for other specs)."""
+    if spec.motion is None:
+        return []
+    out = []
+    for name, source in zip(spec.motion.clips, spec.motion.paths):
+        target = Path(folder) / name
+        if not target.exists() or not target.samefile(source):
+            atomic_write(target, lambda tmp, source=source: shutil.copyfile(source, tmp))
+        out.append(target)
+    return out
+
+
+def _write_beside(onnx_path: Path, spec: DeploySpec) -> Path:
+    """``deploy_spec.json`` (and a motion policy's clips) beside ``onnx_path``; the JSON path."""
+    copy_motion_clips(spec, onnx_path.parent)
+    out = onnx_path.parent / SPEC_FILENAME
+    atomic_write(out, lambda tmp: Path(tmp).write_text(spec.to_json()))
+    return out
+
+
 def build_spec(task: str, env_kwargs: dict[str, Any] | None = None, precision: Precision | None = None,
                safety: tuple[dict[str, Any], str] | dict[str, Any] | None = None,
                history: dict[str, Any] | None = None) -> DeploySpec:
@@ -130,7 +155,8 @@ def build_spec(task: str, env_kwargs: dict[str, Any] | None = None, precision: P
 def attach_deploy_spec(onnx_path: str | Path, task: str, env_kwargs: dict[str, Any] | None = None,
                        precision: Precision | None = None, safety: tuple[dict[str, Any], str] | dict[str, Any] | None = None,
                        history: dict[str, Any] | None = None) -> Path:
-    """Build ``task``'s deploy spec, write ``deploy_spec.json`` beside ``onnx_path`` and embed it; returns the JSON path.
+    """Build ``task``'s deploy spec, write ``deploy_spec.json`` (and a motion policy's clips,
+    :func:`copy_motion_clips`) beside ``onnx_path`` and embed it; returns the JSON path.
 
     ``precision``: the graph's precision section (``unilab export --precision``; default fp32).
     ``safety``: the guard's section, ``(section, source)`` (:func:`run_safety`) or a section;
@@ -140,9 +166,7 @@ def attach_deploy_spec(onnx_path: str | Path, task: str, env_kwargs: dict[str, A
     onnx_path = Path(onnx_path)
     spec = build_spec(task, env_kwargs, precision, safety, history)
     embed_spec(onnx_path, spec)
-    out = onnx_path.parent / SPEC_FILENAME
-    atomic_write(out, lambda tmp: Path(tmp).write_text(spec.to_json()))
-    return out
+    return _write_beside(onnx_path, spec)
 
 
 def run_spec(run_folder: str | Path, precision: Precision | None = None) -> DeploySpec | None:
@@ -171,9 +195,7 @@ def attach_for_run(onnx_path: str | Path, run_folder: str | Path, precision: Pre
         return None
     onnx_path = Path(onnx_path)
     embed_spec(onnx_path, spec)
-    out = onnx_path.parent / SPEC_FILENAME
-    atomic_write(out, lambda tmp: Path(tmp).write_text(spec.to_json()))
-    return out
+    return _write_beside(onnx_path, spec)
 
 
 def safety_line(spec_path: str | Path) -> str:

@@ -24,6 +24,7 @@ One idea per module, all re-exported here (``from trainers.play import Player``)
 * :mod:`.player`: one robot under the policy (:class:`Player`: ``act`` then ``simulate``);
 * :mod:`.metrics`: :class:`PlayResult` and its summary, velocity tracking, the guard's counts;
 * :mod:`.headless`: :func:`run_headless`; :mod:`.camera`: the camera of the window and video;
+* :mod:`.ghost`: a motion-tracking policy's reference drawn beside the robot (window and video);
 * :mod:`.keys` and :mod:`.overlays`: the window's keyboard and texts per command kind;
 * :mod:`.window`: :func:`run_window`.
 """

@@ -14,12 +14,14 @@ from unilab_robot.deploy.safety import REASONS
 
 from .camera import play_camera
 from .depth_view import with_depth_inset
+from .ghost import ghost_for
 from .metrics import PlayResult, VelocityTracking, safety_summary
 from .player import Player
 
 
 class Filmer:
-    """Frames of the first episode through ``mujoco.Renderer``, following the base."""
+    """Frames of the first episode through ``mujoco.Renderer``, following the base (a motion-tracking policy's
+    reference beside it as a ghost: :mod:`.ghost`)."""
 
     def __init__(self, player: Player, path: Path, max_frames: int, progress: bool = False) -> None:
         from trainers.common.video import VideoRecorder
@@ -28,9 +30,13 @@ class Filmer:
         self.renderer = mujoco.Renderer(player.model, height=360, width=480)
         self.camera = play_camera(player)
         self.recorder = VideoRecorder(path, round(1.0 / player.spec.timing.control_dt), max_frames, progress=progress)
+        self.ghost = ghost_for(player)
 
     def add(self) -> None:
         self.renderer.update_scene(self.player.data, camera=self.camera)
+        if self.ghost is not None:
+            self.ghost.pose(self.player.state)
+            self.ghost.draw(self.renderer.scene)
         frame = self.renderer.render()
         camera, obs = self.player.spec.camera, getattr(self.player, "last_obs", None)
         if camera is not None and obs is not None:  # the policy's depth image beside the robot
@@ -46,6 +52,8 @@ class Filmer:
 def run_headless(player: Player, episodes: int, video: Path | None = None, video_frames: int = 250,
                  progress: bool = True) -> PlayResult:
     """``episodes`` whole episodes (reset and commands as in training); metrics as in ``unilab eval``.
+
+    A motion-tracking episode ends at its clip's last frame (success) or at the task's termination (a fall).
 
     ``video``: film the first episode there (at most ``video_frames`` frames); ``progress``:
     an episode counter on stderr.
@@ -74,7 +82,7 @@ def run_headless(player: Player, episodes: int, video: Path | None = None, video
                 filmer.add()
             if tracking is not None:
                 tracking.add(player.command, player.base_velocity())
-            if fallen:
+            if fallen or player.clip_done:
                 break
         lengths.append(player.step_count)
         falls.append(fallen and not (player.lift is not None and player.lift.success))  # a lift ends it too
@@ -86,6 +94,8 @@ def run_headless(player: Player, episodes: int, video: Path | None = None, video
             successes.append(d < spec.episode.success_threshold)
         elif player.lift is not None:  # the grasp: lifted and held, which ended the episode
             successes.append(player.lift.success)
+        elif player.io.motion is not None:  # motion tracking: the clip's end reached without a termination
+            successes.append(player.clip_done and not fallen)
         if progress:
             print(f"\repisode {episode + 1}/{episodes}", end="", file=sys.stderr, flush=True)
     if progress:

@@ -2,7 +2,8 @@
 
 Velocity (joystick): arrows and PageUp/PageDown step ``(vx, vy, yaw rate)`` within the
 command ranges, Space stops. Reach: they move the target. Lift (the grasp): PageUp/PageDown
-move the lift height. ``R`` (or Backspace) resets, keeping the command.
+move the lift height. Motion tracking: ``R`` starts the clip again (no other key). ``R`` (or Backspace)
+resets, keeping the command.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ def apply_key(player: Player, key: int) -> None:
             c = step_velocity(c, *axis_step[key], player.spec.command.ranges)
         else:
             return
+    elif player.spec.command.kind == "motion":  # a clip: nothing to steer
+        return
     elif player.spec.command.kind == "lift":  # the grasp: PageUp/PageDown move the lift height
         if key not in (k["page_up"], k["page_down"]):
             return

@@ -27,6 +27,8 @@ def keys_overlay(kind: str) -> tuple:
         does = f"target x +/- {step}\ntarget y +/- {step}\ntarget z +/- {step}\nmove the target sphere\nreset the arm"
     elif kind == "lift":
         keys, does = "PgUp / PgDn\nR", f"lift height +/- {TARGET_STEP * 100:.0f} cm\nnew cube, reset the arm"
+    elif kind == "motion":
+        keys, does = "R", "the clip again from its start"
     else:
         vx, vy, yaw = VELOCITY_STEP
         keys = "Up / Down\nLeft / Right\nPgUp / PgDn\nSpace\nR"
@@ -39,7 +41,13 @@ def status_overlay(player: Player, fallen: bool) -> tuple:
     """The command and what the robot does, top left: velocity command and base velocity (and a
     fall); the grasp's lift height, cube height, hold time and result; the reach target and distance."""
     c = player.command
-    if player.spec.command.kind == "velocity":
+    if player.state.motion is not None:  # motion tracking: the clip, the frame, the end
+        m, io = player.state.motion, player.io.motion
+        names = "clip\nframe\nphase\nfallen"
+        end = " (end: holding it)" if io.at_end(m) else ""
+        values = (f"{io.names[m.clip]}\n{m.frame} / {io.length(m.clip) - 1}{end}\n{io.ref_phase(m):.2f}\n"
+                  f"{'yes (R: reset)' if fallen else 'no'}")
+    elif player.spec.command.kind == "velocity":
         v = player.base_velocity()
         names = "command vx\ncommand vy\ncommand yaw\nbase vx\nbase vy\nbase yaw\nfallen"
         values = f"{c[0]:+.2f} m/s\n{c[1]:+.2f} m/s\n{c[2]:+.2f} rad/s\n{v[0]:+.2f} m/s\n{v[1]:+.2f} m/s\n{v[2]:+.2f} rad/s\n{'yes (R: reset)' if fallen else 'no'}"

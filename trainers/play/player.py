@@ -29,14 +29,15 @@ class Player:
     safety section the guard runs (:func:`play_safety`; by default the profile's or the spec's);
     ``model_gains``: keep the model's own servo gains where they differ from the spec's (by default
     the model is driven with the spec's Kp / Kd, as a robot's motor drivers are: :mod:`.gains`), and
-    the guard estimates torque with the gains that drive the model either way.
+    the guard estimates torque with the gains that drive the model either way; ``clip``: a motion-tracking
+    spec's clip every episode plays (a name; ``None``: each episode draws one, as ``unilab eval`` does).
 
     A control step is :meth:`act` (the robot computer's half) then :meth:`simulate` (the
     world's half); :meth:`control_step` runs both.
     """
 
     def __init__(self, bundle: PolicyBundle, model_path: str | None = None, sim2real: str | None = None,
-                 seed: int = 0, safety: str | None = None, model_gains: bool = False) -> None:
+                 seed: int = 0, safety: str | None = None, model_gains: bool = False, clip: str | None = None) -> None:
         self.spec = spec = bundle.spec
         self.policy = OnnxPolicy(bundle.onnx, spec)
         self.model = load_play_model(spec, model_path)
@@ -59,6 +60,9 @@ class Player:
             section, self.safety_source = play_safety(safety, spec, profile, sim2real)
             self.guard = (SafetyGuard.from_spec(spec, self.model, section, gains="model" if model_gains else "spec")
                           if section is not None else None)
+            if clip is not None and self.io.motion is None:
+                raise SpecError(f"--clip names a clip of a motion-tracking policy; {spec.task.id} follows none")
+            self.clip = None if clip is None else self.io.motion.names[self.io.motion.clip_index(clip)]
         except (SpecError, ConfigError, ValueError) as e:  # ValueError: an actuator the policy cannot drive
             raise PlayError(str(e)) from None
         self._nominal_gains: tuple[np.ndarray, np.ndarray] | None = None  # the gains before the safe mode
@@ -77,7 +81,7 @@ class Player:
         if self._nominal_gains is not None:  # leave the safe mode's gains
             self.model.actuator_gainprm[self.io.actuators], self.model.actuator_biasprm[self.io.actuators] = self._nominal_gains
             self._nominal_gains = None
-        self.state = reset_episode(self.io, self.model, self.data, self.rng, command)
+        self.state = reset_episode(self.io, self.model, self.data, self.rng, command, clip=self.clip)
         if self.lift is not None:
             self.lift.reset()
         self.step_count = 0
@@ -141,7 +145,12 @@ class Player:
             self.state.command = sample_command(self.io, self.rng)
         if self.lift is not None:  # the grasp: ends lifted (self.lift.success) or with the cube off the table
             return self.lift.step(self.data)
-        return fell(self.io, self.data)
+        return fell(self.io, self.data, self.state)
+
+    @property
+    def clip_done(self) -> bool:
+        """A motion-tracking episode at its clip's last frame (the reference holds it from here)."""
+        return self.state.motion is not None and self.io.motion.at_end(self.state.motion)
 
     def _safe_gains(self) -> None:
         """The safe mode's Kp and Kd on the actuators (until the next reset), as wrappers.Safety sets them."""

@@ -10,6 +10,7 @@ import numpy as np
 
 from .camera import play_camera
 from .depth_view import window_depth_overlay
+from .ghost import ghost_for
 from .keys import KEYS_HELP, apply_key, start_idle
 from .overlays import keys_overlay, status_overlay
 from .player import Player
@@ -20,7 +21,9 @@ MAX_LAG_S = 0.25
 
 def window_intro(player: Player) -> str:
     """The line a window starts with: the task, the sim-to-real profile, what the robot does first, the keys."""
-    waits = "the arm picks the cube at once" if player.lift is not None else "the robot holds still until you press a key"
+    waits = ("the arm picks the cube at once" if player.lift is not None
+             else "the robot follows the clip at once, its reference beside it as a ghost" if player.io.motion is not None
+             else "the robot holds still until you press a key")
     return (f"playing {player.spec.task.id} in a window; sim2real: {player.profile_label}; {waits} "
             f"(the keys are shown in the window): {KEYS_HELP}")
 
@@ -38,6 +41,7 @@ def run_window(player: Player, duration: float | None = None, out=sys.stdout, in
     reach = player.spec.command.kind == "reach_target"
     help_text = keys_overlay(player.spec.command.kind)
     start_idle(player)
+    ghost = ghost_for(player)  # a motion-tracking policy's reference, beside the robot
     with mujoco.viewer.launch_passive(player.model, player.data, key_callback=keys.put,
                                       show_left_ui=False, show_right_ui=False) as viewer:
         cam = play_camera(player)
@@ -68,6 +72,10 @@ def run_window(player: Player, duration: float | None = None, out=sys.stdout, in
                         fallen = player.control_step(resample=False)
                     sim_time += dt
                 overlay = status_overlay(player, fallen)
+                if ghost is not None:  # the user scene holds the ghost alone: drawn anew each frame
+                    viewer.user_scn.ngeom = 0
+                    ghost.pose(player.state)
+                    ghost.draw(viewer.user_scn)
             viewer.set_texts([overlay, help_text])  # it takes the viewer's lock itself
             depth = _depth_overlay(player, viewer)
             if depth is not None:  # the depth frame the policy saw, bottom right

@@ -1,7 +1,9 @@
 """Episodes as training runs them, for a plain ``MjData``: reset randomization, commands, falls, success.
 
 (The grasp's object placement and its success and off-table ends live with its controller:
-:meth:`unilab_robot.deploy.grasp.GraspIO.reset_object`, :class:`unilab_robot.deploy.grasp.LiftRule`.)
+:meth:`unilab_robot.deploy.grasp.GraspIO.reset_object`, :class:`unilab_robot.deploy.grasp.LiftRule`;
+a motion-tracking spec's reset onto a clip's first frame and its termination, with its reference:
+:meth:`unilab_robot.deploy.motion.MotionIO.place`, :meth:`~unilab_robot.deploy.motion.MotionIO.terminated`.)
 
 Everything comes from the deploy spec's ``episode`` and ``command`` sections, drawn from a
 NumPy generator (the same distributions as the task kernels, not their random sequence).
@@ -22,6 +24,8 @@ def sample_command(io: PolicyIO, rng: np.random.Generator) -> np.ndarray:
     """A velocity command drawn as in training (zero with ``zero_probability``, else uniform per axis and straight
     ahead with ``straight_probability``), or a reach target (world, m)."""
     c = io.spec.command
+    if c.kind == "motion":  # a clip, chosen by whoever plays it: no values
+        return np.zeros(0)
     if c.kind == "reach_target":
         (r0, r1), (a0, a1), (h0, h1) = c.ranges
         r, phi = rng.uniform(r0, r1), c.azimuth_offset + rng.uniform(a0, a1)
@@ -41,11 +45,15 @@ def show_target(io: PolicyIO, data: mujoco.MjData, target: np.ndarray) -> None:
 
 
 def reset_episode(io: PolicyIO, model: mujoco.MjModel, data: mujoco.MjData, rng: np.random.Generator,
-                  command: np.ndarray | None = None) -> ControllerState:
+                  command: np.ndarray | None = None, clip: str | int | None = None) -> ControllerState:
     """Reset ``data`` to the spec's keyframe, randomize it as training does, and return a fresh state.
 
-    ``command``: keep this command (or target) instead of drawing one.
+    ``command``: keep this command (or target) instead of drawing one. A motion-tracking spec's robot
+    starts on the first frame of ``clip`` (a name or an index; ``None``: drawn uniformly), as the task's
+    per-clip evaluation starts it (:func:`start_on_clip`).
     """
+    if io.motion is not None:
+        return start_on_clip(io, model, data, rng, clip)
     spec, ep = io.spec, io.spec.episode
     key = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, spec.model.home_keyframe) if spec.model.home_keyframe else -1
     if key >= 0:
@@ -88,8 +96,30 @@ def reset_episode(io: PolicyIO, model: mujoco.MjModel, data: mujoco.MjData, rng:
     return state
 
 
-def fell(io: PolicyIO, data: mujoco.MjData) -> bool:
-    """The task's termination: tilt beyond ``max_tilt`` or base below ``min_base_height`` (from the ground under it)."""
+def start_on_clip(io: PolicyIO, model: mujoco.MjModel, data: mujoco.MjData, rng: np.random.Generator,
+                  clip: str | int | None = None) -> ControllerState:
+    """A motion-tracking episode: the robot on the first frame of ``clip`` (``None``: drawn uniformly) with the
+    reference's velocities and ``reset_joint_noise`` (reference-state initialization), the PD targets there."""
+    mujoco.mj_resetData(model, data)
+    index = int(rng.integers(len(io.motion.names))) if clip is None else io.motion.clip_index(clip)
+    state = io.initial_state(data)
+    state.motion = io.motion.start(index, 0)
+    io.motion.place(data, state.motion, io.root_q, io.root_d, io.joint_q, io.joint_d, rng)
+    data.ctrl[io.actuators] = data.qpos[io.joint_q]
+    mujoco.mj_forward(model, data)
+    return state
+
+
+def fell(io: PolicyIO, data: mujoco.MjData, state: ControllerState | None = None) -> bool:
+    """The task's termination: tilt beyond ``max_tilt`` or base below ``min_base_height`` (from the ground under it).
+
+    A motion-tracking spec's is its own (:meth:`~unilab_robot.deploy.motion.MotionIO.terminated`), at the frame of
+    ``state`` (required then); its kinematics are brought up to date with ``qpos`` first."""
+    if io.motion is not None:
+        if state is None or state.motion is None:
+            raise ValueError("a motion-tracking spec's fall rule compares with the reference: pass the controller state")
+        mujoco.mj_kinematics(io.model, data)
+        return io.motion.terminated(data, state.motion)
     ep = io.spec.episode
     if io.root_q < 0 or ep.max_tilt is None:
         return False
