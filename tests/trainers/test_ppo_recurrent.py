@@ -67,3 +67,18 @@ def test_a_resumed_gru_run_equals_the_straight_run(tmp_path, mode, overlap):
 def test_what_a_recurrent_actor_refuses_is_said_in_one_line(tmp_path, over, message):
     with pytest.raises(ConfigError, match=message):
         tiny_cfg(tmp_path, **deep_merge(GRU, over))
+
+
+def test_distilling_into_or_from_a_recurrent_policy_is_refused_in_one_line(tmp_path, capsys):
+    from trainers import cli
+
+    assert cli.main(["distill", "--teacher", "policies/go1_rough", "--out", str(tmp_path / "s"),
+                     "policy.recurrent=gru"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "distilling into a recurrent student is not supported yet" in err[0], err
+    gru = train(tiny_cfg(tmp_path / "gru", **GRU, total_steps=8 * 16))
+    from trainers.distill.observations import GroupError
+    from trainers.distill.teacher import Teacher
+
+    with pytest.raises(GroupError, match="is recurrent .* distilling from a recurrent teacher is not supported yet"):
+        Teacher(gru.out_dir)

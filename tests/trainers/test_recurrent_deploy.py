@@ -174,3 +174,12 @@ def test_a_policy_whose_graph_and_spec_disagree_on_the_state_is_refused(tmp_path
     swap = HotSwap(feed_forward.spec, first, G1_POLICY, say=Lines())
     assert "its deploy spec's recurrent section says none" in swap.request(folder, wait=True)
     assert load_spec(gru_policy_folder(tmp_path / "ok")).recurrent.size == 16
+
+
+def test_a_reduced_precision_of_a_recurrent_policy_is_refused_in_one_line(tmp_path):
+    from trainers.common.precision import PrecisionError, reduce_precision
+
+    folder = gru_policy_folder(tmp_path / "gru")
+    with pytest.raises(PrecisionError, match=r"--precision fp16 of a recurrent policy \(h_in / h_out\) is not supported"):
+        reduce_precision(folder / "policy.onnx", tmp_path / "fp16.onnx", "fp16", None)
+    assert not (tmp_path / "fp16.onnx").exists()

@@ -272,6 +272,11 @@ def reduce_precision(fp32: str | Path, out: str | Path, precision: str, task: st
     if precision == "fp32":
         convert(fp32, out, "fp32")
         return PrecisionReport("fp32", None, None)
+    from .onnx_export import STATE_INPUT
+
+    if STATE_INPUT in {i.name for i in _quiet_session(fp32).get_inputs()}:  # its error would need whole episodes
+        raise PrecisionError(f"--precision {precision} of a recurrent policy (h_in / h_out) is not supported yet; "
+                             "export it as fp32")
     bound = DEFAULT_BOUNDS[precision] if bound is None else float(bound)
     if obs is not None:
         sets = {BARE: obs}

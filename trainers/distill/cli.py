@@ -64,7 +64,7 @@ def student_task(args: argparse.Namespace) -> str:
 def build_configs(args: argparse.Namespace):
     """The student's :class:`~trainers.ppo.config.TrainConfig` (task defaults < ``--config`` < flags < overrides,
     as ``unilab train`` layers them) and the :class:`DistillConfig` (its ``distill.*`` overrides)."""
-    from trainers.ppo.config import from_dict, load_config, parse_overrides
+    from trainers.ppo.config import ConfigError, from_dict, load_config, parse_overrides
 
     from .config import DistillConfig
 
@@ -73,6 +73,9 @@ def build_configs(args: argparse.Namespace):
     flags = dict(num_envs=args.num_envs, total_steps=args.total_steps, seed=args.seed, device=args.device,
                  out=args.out, torch_threads=args.torch_threads, sim2real=args.sim2real, init_from=args.init_from)
     cfg = load_config(student_task(args), args.config, rest, **flags)
+    if cfg.policy.recurrent is not None:  # DAgger's student is fitted row by row: no sequences, no hidden state
+        raise ConfigError("policy.recurrent: distilling into a recurrent student is not supported yet; distill into "
+                          "a feed-forward student (policy.recurrent: null), e.g. with obs_history for memory")
     section = parse_overrides(ours).get("distill", {})
     return cfg, from_dict(DistillConfig, {**section, "teacher": args.teacher}, prefix="distill.")
 

@@ -22,6 +22,9 @@ class Teacher:
     def __init__(self, run: str | Path, device: torch.device | str = "cpu"):
         self.policy, cfg, ckpt = load_policy(run, str(device))
         self.task, self.run = cfg.task, str(run)
+        if cfg.policy.recurrent is not None:
+            raise GroupError(f"teacher {run} is recurrent (policy.recurrent: {cfg.policy.recurrent}); distilling from "
+                             "a recurrent teacher is not supported yet: distill from a feed-forward one")
         if cfg.obs_history is not None:
             raise GroupError(f"teacher {run} reads an obs_history ({cfg.obs_history.to_dict()}), whose frames no env "
                              "observation holds; distill from a teacher without one")
