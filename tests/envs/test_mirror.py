@@ -79,3 +79,25 @@ def test_a_terrain_task_with_a_height_scan_has_no_mirror():
     with pytest.raises(ValueError, match="height_scan"):
         env.unwrapped.task.mirror
     env.close()
+
+
+def test_each_group_is_mirrored_as_its_declaration_says():
+    """The reflection of a layout comes from the groups' own ``mirror=`` declarations, by hand: a task's own group
+    declared with signs is mirrored, one declared without a mirror is refused by name."""
+    from unilab_envs.core.obs_groups import ObsGroup
+    from unilab_envs.locomotion.mirror import group_mirror
+
+    declared = {"tilt": ObsGroup("tilt", 2, "rad", "roll, pitch", mirror=(-1.0, 1.0)),
+                "legs": ObsGroup("legs", 2, "rad", "two joints", mirror="joints"),
+                "clock": ObsGroup("clock", 2, "1", "sin, cos", mirror="phase"),
+                "mass": ObsGroup("mass", 1, "kg", "payload", mirror="invariant")}
+    layout = {"tilt": slice(0, 2), "legs": slice(2, 4), "clock": slice(4, 6), "mass": slice(6, 7)}
+    perm, sign = group_mirror(layout, declared, joint_perm=np.array([1, 0]), joint_sign=np.array([-1.0, 1.0]),
+                              foot_perm=np.array([0]), phase_sign=-1.0)
+    np.testing.assert_array_equal(perm, [0, 1, 3, 2, 4, 5, 6])
+    np.testing.assert_array_equal(sign, [-1, 1, -1, 1, -1, -1, 1])
+    declared["scan"] = ObsGroup("scan", 3, "m", "heights")
+    with pytest.raises(ValueError, match="'scan'.*mirror="):
+        group_mirror({**layout, "scan": slice(7, 10)}, declared, np.array([1, 0]), np.array([-1.0, 1.0]), np.array([0]), 1.0)
+    with pytest.raises(ValueError, match="mirror signs must be 2 values"):
+        ObsGroup("bad", 2, "1", "x", mirror=(1.0, 0.5))

@@ -37,6 +37,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 OUT_ARGUMENT = "out"
+#: the mirror kinds a group may declare besides a tuple of signs (:class:`ObsGroup`)
+MIRROR_KINDS = ("joints", "feet", "phase", "invariant")
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,12 @@ class ObsGroup:
     the critic sees. ``noise``: the default observation-noise scale in the group's units
     (``None``: no noise unless a profile asks for it). ``shape``: ``(channels, height, width)`` for an image
     group (a camera's), whose ``size`` floats are that array flattened in C order (channel, row, column);
-    ``None`` for a vector. Learners put a convolutional encoder on image groups.
+    ``None`` for a vector. Learners put a convolutional encoder on image groups. ``mirror``: how the
+    left/right reflection ``y -> -y`` acts on the group (the symmetry of :mod:`unilab_envs.locomotion.mirror`): a
+    tuple of signs, one per float (a 3-vector ``(1, -1, 1)``, a pseudovector ``(-1, 1, -1)``), or one of
+    :data:`MIRROR_KINDS`: ``"joints"`` (each entry swaps with its partner joint's, with the joint's sign),
+    ``"feet"`` (each entry swaps with its partner foot's), ``"phase"`` (the gait clock's sign), ``"invariant"``;
+    ``None``: the group has no mirror image (a symmetric recipe refuses it, naming it).
     """
 
     name: str
@@ -61,6 +68,7 @@ class ObsGroup:
     builder: Callable | None = None
     noise: float | None = None
     shape: tuple[int, int, int] | None = None
+    mirror: str | tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():
@@ -75,6 +83,16 @@ class ObsGroup:
                             f"(the group's columns of one env), got {self.arguments}")
         if self.noise is not None and not self.noise >= 0.0:
             raise ValueError(f"observation group {self.name!r}: noise must be >= 0, got {self.noise}")
+        if isinstance(self.mirror, str):
+            if self.mirror not in MIRROR_KINDS:
+                raise ValueError(f"observation group {self.name!r}: mirror must be one of {MIRROR_KINDS} or a tuple of "
+                                 f"signs, got {self.mirror!r}")
+        elif self.mirror is not None:
+            signs = tuple(float(v) for v in self.mirror)
+            if any(v not in (-1.0, 1.0) for v in signs) or (isinstance(self.size, int) and len(signs) != self.size):
+                raise ValueError(f"observation group {self.name!r}: mirror signs must be {self.size} values of +-1, "
+                                 f"got {self.mirror!r}")
+            object.__setattr__(self, "mirror", signs)
         if self.shape is not None:
             shape = tuple(int(d) for d in self.shape)
             if len(shape) != 3 or min(shape) < 1 or (isinstance(self.size, int) and self.size != shape[0] * shape[1] * shape[2]):

@@ -110,24 +110,31 @@ def write_depth(out, i, ground):
         out[k] = ground.depth_image[i, k]
 
 
-def _group(name, size, units, doc, writer, noise=None):
-    return register_obs_group(LAYER, ObsGroup(name, size, units, doc, writer, GROUP_BUILDERS.get(name), noise))
+def _group(name, size, units, doc, writer, noise=None, mirror=None):
+    return register_obs_group(LAYER, ObsGroup(name, size, units, doc, writer, GROUP_BUILDERS.get(name), noise,
+                                              mirror=mirror))
 
 
-LINVEL = _group("linvel", 3, "m/s", "base linear velocity, base frame", write_linvel, noise=0.1)
-GYRO = _group("gyro", 3, "rad/s", "base angular velocity, base frame", write_gyro, noise=0.2)
-GRAVITY = _group("gravity", 3, "1", "unit gravity direction (0, 0, -1) seen in the base frame", write_gravity, noise=0.05)
+VECTOR, PSEUDOVECTOR = (1.0, -1.0, 1.0), (-1.0, 1.0, -1.0)  # the reflection y -> -y on a vector, an angular velocity
+
+
+LINVEL = _group("linvel", 3, "m/s", "base linear velocity, base frame", write_linvel, noise=0.1, mirror=VECTOR)
+GYRO = _group("gyro", 3, "rad/s", "base angular velocity, base frame", write_gyro, noise=0.2, mirror=PSEUDOVECTOR)
+GRAVITY = _group("gravity", 3, "1", "unit gravity direction (0, 0, -1) seen in the base frame", write_gravity, noise=0.05, mirror=VECTOR)
 JOINT_POS = _group("joint_pos", "joints", "rad", "joint angles minus action.home, in action.joint_names order", write_joint_pos,
-                   noise=0.03)
-JOINT_VEL = _group("joint_vel", "joints", "rad/s", "joint velocities, in action.joint_names order", write_joint_vel, noise=1.5)
-LAST_ACTION = _group("last_action", "joints", "1", "the previous action, clipped to action.clip", write_last_action)
-COMMAND = _group("command", 3, "m/s, m/s, rad/s", "the velocity command (vx, vy, yaw_rate), base frame", write_command)
-PHASE = _group("phase", 2, "1", "sin, cos of the gait phase (gait.frequency)", write_phase)
-HEIGHT = _group("height", 1, "m", "base height above the ground under it", write_height)
-FOOT_CONTACT = _group("foot_contact", "feet", "1", "1 where a foot touches the ground, else 0", write_foot_contact)
-FOOT_AIR_TIME = _group("foot_air_time", "feet", "s", "time each foot has been off the ground", write_foot_air_time)
-FOOT_HEIGHT = _group("foot_height", "feet", "m", "each foot's height above the ground under it", write_foot_height)
-ACTUATOR_FORCE = _group("actuator_force", "joints", "N m", "actuator torques, in action.joint_names order", write_actuator_force)
+                   noise=0.03, mirror="joints")
+JOINT_VEL = _group("joint_vel", "joints", "rad/s", "joint velocities, in action.joint_names order", write_joint_vel, noise=1.5, mirror="joints")
+LAST_ACTION = _group("last_action", "joints", "1", "the previous action, clipped to action.clip", write_last_action, mirror="joints")
+COMMAND = _group("command", 3, "m/s, m/s, rad/s", "the velocity command (vx, vy, yaw_rate), base frame", write_command,
+                 mirror=(1.0, -1.0, -1.0))
+PHASE = _group("phase", 2, "1", "sin, cos of the gait phase (gait.frequency)", write_phase, mirror="phase")
+HEIGHT = _group("height", 1, "m", "base height above the ground under it", write_height, mirror="invariant")
+FOOT_CONTACT = _group("foot_contact", "feet", "1", "1 where a foot touches the ground, else 0", write_foot_contact, mirror="feet")
+FOOT_AIR_TIME = _group("foot_air_time", "feet", "s", "time each foot has been off the ground", write_foot_air_time,
+                       mirror="feet")
+FOOT_HEIGHT = _group("foot_height", "feet", "m", "each foot's height above the ground under it", write_foot_height, mirror="feet")
+ACTUATOR_FORCE = _group("actuator_force", "joints", "N m", "actuator torques, in action.joint_names order", write_actuator_force,
+                        mirror="joints")
 HEIGHT_SCAN = _group("height_scan", "scan_points", "m", "base z minus the ground height at each point of terrain.height_scan's "
                      "grid (turned with the base's heading), x-major", write_height_scan)
 DEPTH = _group("depth", "camera_pixels", "m", "the depth camera's latest frame (its intrinsics, pose, rate and range: the "

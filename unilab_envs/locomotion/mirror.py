@@ -5,8 +5,10 @@ mirror image of itself: what it does when pushed left, mirrored, is what it does
 right. A :class:`MirrorMap` says how a reflection ``y -> -y`` acts on the task's vectors, as
 a permutation and a sign per entry (``x' = x[perm] * sign``):
 
-* base linear velocity and gravity (vectors): ``(x, -y, z)``; angular velocity
-  (a pseudovector): ``(-x, y, -z)``; the command ``(vx, vy, yaw rate)``: ``(vx, -vy, -yaw)``;
+* each observation group as its declaration says (``ObsGroup.mirror``, declared with the group's writer,
+  builder and noise in :mod:`unilab_envs.locomotion.groups`): base linear velocity and gravity (vectors)
+  ``(x, -y, z)``; angular velocity (a pseudovector) ``(-x, y, -z)``; the command ``(vx, vy, yaw rate)``
+  ``(vx, -vy, -yaw)``;
 * joints: each joint swaps with its partner (``left_*`` <-> ``right_*``, ``FL_*`` <-> ``FR_*``,
   ``RL_*`` <-> ``RR_*``; a joint on the midline is its own partner), its angle scaled by the
   sign that the reflection gives its axis (read from the model at the home pose: roll and
@@ -27,12 +29,14 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import mujoco
 import numpy as np
 
 from unilab_envs.core.model import object_ids
+from unilab_envs.core.obs_groups import ObsGroup
 
 #: name tokens that swap under the mirror, both ways
 SIDE_TOKENS = (("left", "right"), ("FL", "FR"), ("RL", "RR"))
@@ -118,42 +122,35 @@ def foot_mirror(foot_names: tuple[str, ...]) -> np.ndarray:
     return np.array([index[partner_name(n)] for n in foot_names], np.int64)
 
 
-#: per observation group of a locomotion task: the sign pattern of a 3-vector group
-_VECTOR_SIGNS = {"linvel": (1.0, -1.0, 1.0), "gravity": (1.0, -1.0, 1.0), "gyro": (-1.0, 1.0, -1.0), "command": (1.0, -1.0, -1.0)}
-#: per-joint groups: each entry swaps with its partner joint's, with the joint's sign (a joint torque as its angle)
-_JOINT_GROUPS = ("joint_pos", "joint_vel", "last_action", "actuator_force")
-#: per-foot groups (scalars per foot): each entry swaps with its partner foot's
-_FOOT_GROUPS = ("foot_contact", "foot_air_time", "foot_height")
-#: scalars the reflection leaves alone
-_INVARIANT_GROUPS = ("height",)
-
-
-def group_mirror(groups: dict[str, slice], joint_perm: np.ndarray, joint_sign: np.ndarray, foot_perm: np.ndarray,
-                 phase_sign: float) -> tuple[np.ndarray, np.ndarray]:
-    """``(perm, sign)`` of a vector laid out as ``groups`` (name -> columns); ``ValueError`` for a group
-    whose mirror image is not defined (a height scan, a depth image)."""
+def group_mirror(groups: dict[str, slice], declared: Mapping[str, ObsGroup], joint_perm: np.ndarray,
+                 joint_sign: np.ndarray, foot_perm: np.ndarray, phase_sign: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(perm, sign)`` of a vector laid out as ``groups`` (name -> columns), each group mirrored as its declaration
+    says (``declared[name].mirror``, :class:`~unilab_envs.core.obs_groups.ObsGroup`); ``ValueError`` naming a group
+    that declares no mirror image (a height scan, a depth image)."""
     size = max((s.stop for s in groups.values()), default=0)
     perm, sign = np.arange(size), np.ones(size)
     for name, cols in groups.items():
-        at = cols.start
-        if name in _VECTOR_SIGNS:
-            sign[cols] = _VECTOR_SIGNS[name]
-        elif name in _JOINT_GROUPS:
+        at, kind = cols.start, getattr(declared.get(name), "mirror", None)
+        if isinstance(kind, tuple):
+            sign[cols] = kind
+        elif kind == "joints":
             perm[cols], sign[cols] = at + joint_perm, joint_sign
-        elif name in _FOOT_GROUPS:
+        elif kind == "feet":
             perm[cols] = at + foot_perm
-        elif name == "phase":
+        elif kind == "phase":
             sign[cols] = phase_sign
-        elif name not in _INVARIANT_GROUPS:
-            raise ValueError(f"no mirror image is defined for observation group {name!r}")
+        elif kind != "invariant":
+            raise ValueError(f"no mirror image is defined for observation group {name!r} (declare its mirror= in its "
+                             f"ObsGroup, or train without symmetry)")
     return perm, sign
 
 
-def locomotion_mirror(model: mujoco.MjModel, obs_groups: dict[str, slice], joint_names: tuple[str, ...],
-                      foot_names: tuple[str, ...], phase_offsets: tuple[float, ...], keyframe: int) -> MirrorMap:
+def locomotion_mirror(model: mujoco.MjModel, obs_groups: dict[str, slice], declared: Mapping[str, ObsGroup],
+                      joint_names: tuple[str, ...], foot_names: tuple[str, ...], phase_offsets: tuple[float, ...],
+                      keyframe: int) -> MirrorMap:
     """The :class:`MirrorMap` of a locomotion task's observation laid out as ``obs_groups`` (the policy's,
-    or the privileged groups of its critic) and of its actions."""
+    or the privileged groups of its critic; ``declared``: their declarations, by name) and of its actions."""
     perm, sign = joint_mirror(model, joint_names, keyframe)
     phase_sign = phase_mirror(foot_names, phase_offsets)
-    obs_perm, obs_sign = group_mirror(obs_groups, perm, sign, foot_mirror(foot_names), phase_sign)
+    obs_perm, obs_sign = group_mirror(obs_groups, declared, perm, sign, foot_mirror(foot_names), phase_sign)
     return MirrorMap(obs_perm=obs_perm, obs_sign=obs_sign, act_perm=perm, act_sign=sign)

@@ -173,7 +173,7 @@ class LocomotionTask(Task):
         """The left/right mirror of the policy observation and the actions
         (:mod:`~unilab_envs.locomotion.mirror`); ``ValueError`` where the robot or layout has none."""
         legged = self.legged
-        return locomotion_mirror(self.model, self.obs_groups, legged.joint_names, legged.foot_names,
+        return locomotion_mirror(self.model, self.obs_groups, self.declared_groups, legged.joint_names, legged.foot_names,
                                  legged.phase_offsets, self._keyframe)
 
     @cached_property
@@ -181,8 +181,8 @@ class LocomotionTask(Task):
         """The same reflection on the privileged (critic) observation: ``obs_perm`` / ``obs_sign`` over its
         columns, the actions' as :attr:`mirror`'s; ``ValueError`` where it has none."""
         legged = self.legged
-        return locomotion_mirror(self.model, self.privileged_obs_groups, legged.joint_names, legged.foot_names,
-                                 legged.phase_offsets, self._keyframe)
+        return locomotion_mirror(self.model, self.privileged_obs_groups, self.declared_groups, legged.joint_names,
+                                 legged.foot_names, legged.phase_offsets, self._keyframe)
 
     def load_model(self, cfg: LocomotionConfig):
         """The MuJoCo model of the task: the robot's MJCF (its floor plane) unless a terrain task says otherwise."""
