@@ -47,12 +47,14 @@ class World:
         return ", ".join([floor, *extra])
 
 
-def lockstep_pair(bundle, world: World, episode_s: float | None, seed: int, quiet: bool = False):
+def lockstep_pair(bundle, world: World, episode_s: float | None, seed: int, quiet: bool = False,
+                  clip: str | None = None):
     """``(runtime, sim)``: ``bundle``'s policy (:func:`unilab_robot.policy.find_policy`) driving the simulated robot
     under ``world`` in lock step (commands drawn as training draws them; the controller restarts each episode); the
     simulated robot publishes ``rt/unilab/odom`` only for a policy that reads the base velocity.
     ``episode_s``: episode length (``None``: the spec's); ``quiet``: neither says a line (a guard tripping at each
-    fall, ...). Raises ``ValueError`` / ``NameMapError`` in one line."""
+    fall, ...); ``clip``: a motion-tracking policy's clip, every episode from its start (``None``: the spec's first).
+    Raises ``ValueError`` / ``NameMapError`` in one line."""
     from unilab_robot.model import load_play_model
     from unilab_robot.policy import OnnxPolicy
     from unilab_robot.identify import add_payload, set_floor_friction
@@ -74,10 +76,11 @@ def lockstep_pair(bundle, world: World, episode_s: float | None, seed: int, quie
     say = {"say": lambda line: None} if quiet else {}
     odom = needs_odometry(spec)  # else no rt/unilab/odom at all, as a real robot
     sim = SimRobot(spec, model, robot, bus.endpoint(),
-                   SimConfig(latency_s=world.latency_ms / 1e3, loss=world.loss, episode_s=episode_s, seed=seed, odom=odom),
+                   SimConfig(latency_s=world.latency_ms / 1e3, loss=world.loss, episode_s=episode_s, seed=seed, odom=odom,
+                             clip=clip),
                    **say)
     runtime = RobotRuntime(spec, load_play_model(spec), OnnxPolicy(bundle.onnx, spec), robot, bus.endpoint(),
-                           RuntimeConfig(command="script", follow_episodes=True, seed=seed), **say)
+                           RuntimeConfig(command="script", follow_episodes=True, seed=seed, clip=clip), **say)
     return runtime, sim
 
 

@@ -86,6 +86,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     ls.add_argument("--swap-at", type=float, default=10.0, metavar="SECONDS",
                     help="--swap: ask for the swap at this virtual time (default 10 s)")
     ls.add_argument("--log", metavar="PATH", help="per-step log: PATH.csv and PATH.npz (docs/robot_bridge.md)")
+    ls.add_argument("--clip", metavar="NAME", help="motion tracking: play this clip of the spec (CMU_016_22) in every "
+                                                   "episode, from its first frame (default: the spec's first); the "
+                                                   "summary says per episode whether it reached the clip's end")
     idf = sub.add_parser("identify", help="fit floor friction (and motor strength, latency, payload) to a step log")
     idf.add_argument("log", help="the step log (PATH.npz `unilab robot run --log PATH` wrote)")
     idf.add_argument("--policy", required=True, help="the policy folder the log was recorded with (its spec and model)")
@@ -419,7 +422,7 @@ def _lockstep(args) -> int:
     try:
         bundle = find_policy(args.policy, args.spec)
         world = World(args.floor_friction, args.payload_kg, args.latency_ms, args.loss)
-        runtime, sim = lockstep_pair(bundle, world, args.episode_s, args.seed)
+        runtime, sim = lockstep_pair(bundle, world, args.episode_s, args.seed, clip=args.clip)
     except (PlayError, NameMapError, ValueError) as e:
         return _fail(e)
     if args.swap:

@@ -13,9 +13,10 @@ and acts by mode:
 1. ``wait``: no state yet; nothing is sent.
 2. ``damping`` (``damping_s``): Kp 0, Kd of the spec, so the joints go soft on start-up.
 3. ``move`` (``move_s``): joint targets interpolated linearly from where the joints are to the
-   spec's home pose, with the spec's Kp and Kd.
+   spec's home pose (a motion-tracking policy's: its clip's first pose), with the spec's Kp and Kd.
 4. ``policy``: observation -> policy -> safety guard -> joint targets with the spec's gains (the
-   guard's gains once one of its watchdogs latched its safe mode).
+   guard's gains once one of its watchdogs latched its safe mode). A motion-tracking policy follows
+   its clip (``RuntimeConfig.clip``) and, past the clip's end, holds its last frame.
 5. ``fault``: damping, latched, after a watchdog of the runtime's own: no fresh state for
    ``state_timeout_s`` (a stale or dead robot). Each fault is reported in one line.
 
@@ -72,7 +73,10 @@ class RuntimeConfig:
     mode's Kd (``None``: the spec's ``action.kd``); ``follow_episodes``: a simulated robot's new
     episode (the state's ``reserve[0]``) restarts the controller (for measuring falls); ``state_crc``:
     ``auto``, ``on`` or ``off``, what to do with states whose CRC field is 0 (:mod:`~unilab_robot.state_filter`;
-    ``auto`` accepts them only when ``local_only``, the bridge on loopback).
+    ``auto`` accepts them only when ``local_only``, the bridge on loopback). ``clip``: a motion-tracking
+    spec's clip to play (a name; ``None``: its first): the move goes to the clip's first pose, the policy follows
+    the clip from its start, the reference turned to the robot's heading then
+    (:meth:`~unilab_robot.deploy.motion.MotionIO.align`), and holds its last frame after its end.
     """
 
     damping_s: float = 0.5
@@ -86,6 +90,7 @@ class RuntimeConfig:
     seed: int = 0
     state_crc: str = "auto"
     local_only: bool = True
+    clip: str | None = None
 
     def __post_init__(self) -> None:
         accepts_unstamped(self.state_crc, self.local_only)  # ValueError naming the modes
@@ -123,6 +128,11 @@ class RobotRuntime:
         self.kp, self.kd = np.asarray(a.kp, np.float64), np.asarray(a.kd, np.float64)
         self.damping_kd = self.kd if config.damping_kd is None else np.full_like(self.kd, config.damping_kd)
         self.needs_odom = needs_odometry(spec)
+        if config.clip is not None and self.io.motion is None:
+            raise ValueError(f"a clip is played by a motion-tracking policy; {spec.task.id} follows none")
+        self.clip = self.io.motion.clip_index(config.clip) if self.io.motion is not None else None  # SpecError: one line
+        self._move_to = self.io.home if self.clip is None else self.io.motion.start_joints(self.clip)
+        self._end_said = False
         self.rng = np.random.default_rng(config.seed)
         self.resample_steps = (max(1, round(spec.command.resample_time / spec.timing.control_dt))
                                if spec.command.resample_time else 0)
@@ -168,6 +178,8 @@ class RobotRuntime:
 
     def _command(self) -> np.ndarray:
         c = self.config
+        if self.clip is not None:  # motion tracking: the clip is the command
+            return np.zeros(0)
         if c.command == "fixed":
             return np.asarray(c.fixed_command, dtype=np.float64)
         if c.command == "keyboard":
@@ -194,6 +206,10 @@ class RobotRuntime:
         self.ctl = None
         command = self._command()  # (with no controller state yet, the script source draws a new command)
         self.ctl = self.io.initial_state(self.data, command=command)
+        if self.clip is not None:  # the clip from its start, turned to the robot's heading
+            self.ctl.motion = self.io.motion.start(self.clip)
+            self.io.motion.align(self.ctl.motion, self.io.base_quat(self.data))
+            self._end_said = False
         self.steps = 0
         if self.guard is not None:
             self.guard.reset()
@@ -242,7 +258,7 @@ class RobotRuntime:
                 self._enter("move", now)
         if self.mode == "move":
             alpha = 1.0 if self.config.move_s == 0 else min(1.0, (now - self._mode_since) / self.config.move_s)
-            q_des, kp, kd = self._move_from + alpha * (self.io.home - self._move_from), self.kp, self.kd
+            q_des, kp, kd = self._move_from + alpha * (self._move_to - self._move_from), self.kp, self.kd
             if alpha >= 1.0:
                 self._start_policy(now)
         if self.mode == "policy":
@@ -272,6 +288,10 @@ class RobotRuntime:
         targets = io.apply_action(action, ctl, self.data.ctrl, self.data)
         ctl.last_action = remembered_action(sent, *io.clip).astype(np.float64)
         io.advance(ctl)
+        if ctl.motion is not None and not self._end_said and io.motion.at_end(ctl.motion):
+            self._end_said = True
+            if not self.config.follow_episodes:
+                self.say(f"clip {io.motion.names[ctl.motion.clip]} reached its end: the policy holds its last frame")
         self.steps += 1
         return targets, kp, kd, obs, sent
 
@@ -297,7 +317,7 @@ class RobotRuntime:
         imu = self.state["imu_state"]
         self.log.write(t=now, lateness_s=lateness, compute_s=compute, missed=float(lateness + compute > self.spec.timing.control_dt),
                        state_tick=int(self.state["tick"]), fresh=float(fresh), mode=MODES.index(self.mode),
-                       command=self.ctl.command if self.ctl is not None else np.zeros(3), quat=imu["quaternion"],
+                       command=self.ctl.command if self.ctl is not None and self.ctl.command.size == 3 else np.zeros(3), quat=imu["quaternion"],
                        gyro=imu["gyroscope"], q=q, dq=self.data.qvel[self.io.joint_d], obs=obs, action=action,
                        q_des=q_des, kp=kp, kd=kd,
                        **({"policy": self.policy_id, "swap": self._swap_event} if self.swap is not None else {}))

@@ -15,7 +15,9 @@ Safety as a robot's: with no valid command for ``cmd_timeout_s`` the motors go t
 the start until that long after the first command, as a humanoid hangs on its gantry while the
 controller starts. With ``episode_s`` the robot is reset (as ``unilab play`` draws a reset) when
 it falls or the episode ends, and the state's ``reserve[0]`` carries the episode number (a
-convention of this simulator; a robot leaves it 0).
+convention of this simulator; a robot leaves it 0). A motion-tracking spec's episode (``clip``, the
+spec's first by default) starts on the clip's first frame, also the first one off the gantry, and
+ends at the clip's end (counted in ``reached_end``) or at the task's termination (a fall).
 
 A built-in controller (``built_in``, e.g. ``"normal"``) emulates a robot fresh from boot: the
 ``motion_switcher`` service (:mod:`~unilab_robot.motion_service`) reports it active, it holds
@@ -84,6 +86,7 @@ class SimConfig:
     built_in: str | None = None
     release_delay_s: float = 0.5
     odom: bool = True
+    clip: str | None = None  # a motion-tracking spec's clip each episode plays (None: the spec's first)
 
     def __post_init__(self) -> None:
         unknown = [g for g, _ in self.noise if g not in NOISE_GROUPS]
@@ -111,6 +114,7 @@ class SimStats:
     falls: int = 0
     round_trip_s: list = field(default_factory=list)
     fall_log: list = field(default_factory=list)  # (s into the episode, base height m, tilt rad) of each fall
+    reached_end: list = field(default_factory=list)  # motion tracking: per episode, whether it reached the clip's end
 
 
 class SimRobot:
@@ -141,6 +145,8 @@ class SimRobot:
         self._down = False
         self._sent_at: deque = deque(maxlen=4096)  # (tick, time) of published states
         self.episode = 0
+        self._clip = self.io.motion.clip_index(config.clip) if self.io.motion is not None else None
+        self._ctl = None  # a motion-tracking episode's place in its clip (a ControllerState)
         self._reset()
         self.service = MotionSwitcherService(transport, config.built_in, config.release_delay_s,
                                              on_change=self._built_in_changed)
@@ -182,9 +188,9 @@ class SimRobot:
                 self.data.qpos[self.io.joint_q] = self.io.home
             mujoco.mj_forward(self.model, self.data)
         else:
-            reset_episode(self.io, self.model, self.data, self.rng)
+            self._ctl = reset_episode(self.io, self.model, self.data, self.rng, clip=self._clip)
         self._hold = self.data.qpos[self.io.root_q:self.io.root_q + 7].copy() if self.io.root_q >= 0 else None
-        self._episode_start = self.time
+        self._episode_start, self._episode_step = self.time, self.stats.steps
         M.set_tag(self.state_msg, self.episode)
 
     @property
@@ -210,7 +216,7 @@ class SimRobot:
         self.stats.steps += 1
         if self.stats.steps % self.config.state_every == 0:
             self._publish(now)
-        self._episodes()
+        self._episodes(now)
 
     def _receive(self, now: float) -> None:
         for msg in self.transport.take(M.TOPIC_CMD):
@@ -303,11 +309,11 @@ class SimRobot:
             quat = out
         return q, dq, gyro, linvel, quat
 
-    def _episodes(self) -> None:
+    def _episodes(self, now: float) -> None:
         if self.on_gantry or self._damping:  # no controller on the wire: neither episodes nor falls count
             return
         if self.config.episode_s is None:  # one run: a fall under command counts (not the slump after damping)
-            down = fell(self.io, self.data)
+            down = self._fell()
             if down and not self._down and not self._damping:
                 self.stats.falls += 1
                 self.say(f"the robot fell at {self.time:.2f} s")
@@ -315,19 +321,62 @@ class SimRobot:
             return
         if self.episode == 0:  # off the gantry: episode 1 starts from here, as it stands
             self.episode = 1
+            if self._clip is not None:  # (a motion-tracking episode: on its clip's first frame)
+                self.episode = 0 if self._restart_motion(now) is None else 1
+                return
             self._episode_start = self.time
             M.set_tag(self.state_msg, 1)
             return
-        down = fell(self.io, self.data)
-        if down or self.time - self._episode_start >= self.config.episode_s - 1e-9:
+        down = self._fell()
+        if down or self.time - self._episode_start >= self._episode_s() - 1e-9:
             self.stats.episodes += 1
             self.stats.falls += int(down)
+            if self._clip is not None:  # (an episode cut short by episode_s did not reach the end)
+                self.stats.reached_end.append(not down and self.io.motion.at_end(self._ctl.motion))
             if down:  # when into its episode, and how: base height and tilt
                 q = self.io.root_q
                 self.stats.fall_log.append((round(self.time - self._episode_start, 2), round(float(self.data.qpos[q + 2]), 3),
                                             round(math.acos(max(-1.0, min(1.0, -self.io.gravity(self.data)[2]))), 2)))
             self.episode += 1
+            if self._clip is not None:
+                self._restart_motion(now)
+                return
             self._reset()
+
+    def _fell(self) -> bool:
+        """The spec's fall rule; a motion-tracking episode's is the task's termination against its clip's frame,
+        checked at control steps, as the task does (outside an episode: the tilt the task ends one at)."""
+        if self._clip is None:
+            return fell(self.io, self.data)
+        if self._ctl is None:
+            return bool(self.io.gravity(self.data)[2] > -math.cos(self.spec.episode.max_tilt))
+        sub = self.spec.timing.substeps
+        steps = self.stats.steps - self._episode_step
+        if steps % sub:
+            return False
+        motion = self._ctl.motion
+        motion.frame = min(steps // sub, self.io.motion.length(motion.clip) - 1)
+        return fell(self.io, self.data, self._ctl)
+
+    def _restart_motion(self, now: float):
+        """A motion-tracking episode starts at a control step's end (the physics steps count whole control periods
+        from it, so its frames are the controller's), and its state goes out at once: the controller's next tick
+        starts the clip on the placed robot, as an env's reset does. ``None`` while waiting for that step."""
+        if self.stats.steps % self.spec.timing.substeps:
+            return None
+        self._reset()
+        self._publish(now)
+        return self._ctl
+
+    def _episode_s(self) -> float:
+        """The episode's length: ``episode_s``; a motion-tracking episode's: to its clip's end at the most, in whole
+        control periods (it ends where a control step does, as it started)."""
+        limit = self.config.episode_s
+        if self._clip is not None and self._ctl is not None:
+            dt = self.spec.timing.control_dt
+            clip = (self.io.motion.length(self._ctl.motion.clip) - 1) * dt
+            limit = clip if limit is None else math.ceil(min(limit, clip) / dt - 1e-6) * dt
+        return limit
 
     def summary(self) -> dict:
         """The counts and the round trip (state published -> command answering it applied), for the report."""
@@ -338,7 +387,10 @@ class SimRobot:
                 "cmd_lost": s.cmd_lost, "state_lost": s.state_lost, "cmd_timeouts": s.timeouts,
                 "episodes": s.episodes, "falls": s.falls,
                 "round_trip_ms_p50": round(float(np.percentile(rt, 50)) * 1e3, 3),
-                "round_trip_ms_p99": round(float(np.percentile(rt, 99)) * 1e3, 3), "falls_at": s.fall_log}
+                "round_trip_ms_p99": round(float(np.percentile(rt, 99)) * 1e3, 3), "falls_at": s.fall_log,
+                **({"clip": self.io.motion.names[self._clip], "reached_end": sum(s.reached_end),
+                    "reached_end_rate": round(sum(s.reached_end) / max(1, len(s.reached_end)), 4),
+                    "episode_ends": "".join("1" if r else "0" for r in s.reached_end)} if self._clip is not None else {})}
 
     def run(self, duration_s: float | None = None, clock=time.monotonic, sleep=time.sleep) -> dict:
         """Step in real time (one physics step per ``timestep`` of wall clock) until ``duration_s`` or Ctrl-C;

@@ -217,6 +217,10 @@ class MotionIO:
         """Frames of clip ``clip`` at the control rate."""
         return int(self.reference.lengths[clip])
 
+    def start_joints(self, clip: int = 0) -> np.ndarray:
+        """The joint angles of clip ``clip``'s first frame, action order (where a robot is moved before it starts)."""
+        return self._ref_joint_pos[self.reference.offsets[clip]].copy()
+
     def start(self, clip: int = 0, frame: int = 0) -> MotionState:
         self.reference.frame(clip, frame)  # IndexError outside the clip
         return MotionState(int(clip), int(frame))
