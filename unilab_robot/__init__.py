@@ -14,7 +14,7 @@ module                    what
 ``deploy``                the deploy spec and its reader, ``PolicyIO`` (observation and action mapping), the
                           safety guard, history, height scan, camera, grasp, episodes, play-side profile replay
 ``config``                the one config system: typed frozen configs, one merge, one YAML loader, ConfigError
-``profiles``              the packaged sim-to-real profiles (``*.yaml``) and their ``extends`` chains
+``profiles``              the packaged sim-to-real profiles (``*.yaml``), the typed ``Profile`` and ``resolve``
 ``assets``                the robots' MJCF and their facts, one folder per robot
 ``terrain``               heightfield terrain (config, generation, scene, scan grid), NumPy and MuJoCo
 ``policy``                a run folder's ``policy.onnx`` and deploy spec found and loaded; ``OnnxPolicy``

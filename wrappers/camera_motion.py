@@ -75,6 +75,7 @@ class MotionBlur(Sim2RealWrapper):
     """
 
     SECTION = "motion_blur"
+    CONFIG = MotionBlurConfig  # the section's keys: its fields (unilab_robot.profiles.SECTION_KEYS)
 
     def __init__(self, env: VectorEnv, config: MotionBlurConfig | Mapping[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(env)
@@ -180,6 +181,7 @@ class CameraPose(Sim2RealWrapper):
     """
 
     SECTION = "camera_pose"
+    CONFIG = CameraPoseConfig  # the section's keys: its fields (unilab_robot.profiles.SECTION_KEYS)
     STATE = ("pose_offset", "_out")
 
     def __init__(self, env: VectorEnv, config: CameraPoseConfig | Mapping[str, Any] | None = None, **kwargs: Any) -> None:

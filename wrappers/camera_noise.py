@@ -173,6 +173,7 @@ class DepthNoise(FrameWrapper):
     """
 
     SECTION = "depth_noise"
+    CONFIG = DepthNoiseConfig  # the section's keys: its fields (unilab_robot.profiles.SECTION_KEYS)
     STATE = ("_frame", "_out", "_final_out")
 
     def __init__(self, env: VectorEnv, config: DepthNoiseConfig | Mapping[str, Any] | None = None, **kwargs: Any) -> None:

@@ -84,6 +84,7 @@ class FrameDrop(FrameWrapper):
     """
 
     SECTION = "frame_drop"
+    CONFIG = FrameDropConfig  # the section's keys: its fields (unilab_robot.profiles.SECTION_KEYS)
     STATE = ("_delivered", "dropped", "_out", "_final_out")
 
     def __init__(self, env: VectorEnv, config: FrameDropConfig | Mapping[str, Any] | None = None, **kwargs: Any) -> None:
@@ -134,6 +135,7 @@ class CameraLatency(ObservationLatency):
     """
 
     SECTION = "camera_latency"
+    CONFIG = CameraLatencyConfig  # the section's keys: its fields (unilab_robot.profiles.SECTION_KEYS)
 
     def __init__(self, env: VectorEnv, config: CameraLatencyConfig | Mapping[str, Any] | None = None, **kwargs: Any) -> None:
         cfg = make_config(CameraLatencyConfig, config, kwargs)

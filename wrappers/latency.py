@@ -130,6 +130,7 @@ class ActionLatency(Sim2RealWrapper):
     """
 
     SECTION = "action_latency"
+    CONFIG = LatencyConfig  # the section's keys: its fields (unilab_robot.profiles.SECTION_KEYS)
     STATE = ("_buf", "_head", "_count", "delay", "_out")
 
     def __init__(self, env: VectorEnv, config: LatencyConfig | Mapping[str, Any] | None = None, **kwargs: Any) -> None:
@@ -166,6 +167,7 @@ class ObservationLatency(Sim2RealWrapper):
     """
 
     SECTION = "observation_latency"
+    CONFIG = LatencyConfig  # the section's keys: its fields (unilab_robot.profiles.SECTION_KEYS)
     STATE = ("_buf", "_head", "_count", "delay", "_out", "_final_out")
 
     def __init__(self, env: VectorEnv, config: LatencyConfig | Mapping[str, Any] | None = None, **kwargs: Any) -> None:

@@ -146,6 +146,7 @@ class ObservationNoise(Sim2RealWrapper):
     """
 
     SECTION = "observation_noise"
+    CONFIG = ObservationNoiseConfig  # the section's keys: its fields (unilab_robot.profiles.SECTION_KEYS)
     STATE = ("env_level", "_out", "_final_out")
 
     def __init__(self, env: VectorEnv, config: ObservationNoiseConfig | Mapping[str, Any] | None = None, **kwargs: Any) -> None:
@@ -230,6 +231,7 @@ class ImuBiasDrift(Sim2RealWrapper):
     """
 
     SECTION = "imu_bias_drift"
+    CONFIG = ImuBiasDriftConfig  # the section's keys: its fields (unilab_robot.profiles.SECTION_KEYS)
     STATE = ("bias", "_out", "_final_out")
 
     def __init__(self, env: VectorEnv, config: ImuBiasDriftConfig | Mapping[str, Any] | None = None, **kwargs: Any) -> None:
@@ -291,6 +293,7 @@ class ActionNoise(Sim2RealWrapper):
     """Noise on every commanded action: ``ActionNoise(env, std=0.02)``."""
 
     SECTION = "action_noise"
+    CONFIG = ActionNoiseConfig  # the section's keys: its fields (unilab_robot.profiles.SECTION_KEYS)
     STATE = ("_out",)
 
     def __init__(self, env: VectorEnv, config: ActionNoiseConfig | Mapping[str, Any] | None = None, **kwargs: Any) -> None:

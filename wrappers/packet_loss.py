@@ -168,6 +168,7 @@ class PacketLoss(Sim2RealWrapper):
     """
 
     SECTION = "packet_loss"
+    CONFIG = PacketLossConfig  # the section's keys: its fields (unilab_robot.profiles.SECTION_KEYS)
     STATE = ("_action_rng", "_obs_bad", "_action_bad", "_obs_held", "_action_held", "obs_lost", "action_lost", "_out", "_final_out", "_action_out")
 
     def __init__(self, env: VectorEnv, config: PacketLossConfig | Mapping[str, Any] | None = None, **kwargs: Any) -> None:

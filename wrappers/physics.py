@@ -233,6 +233,7 @@ class DomainRandomization(Sim2RealWrapper):
     """
 
     SECTION = "domain_randomization"
+    CONFIG = DomainRandomizationConfig  # the section's keys: its fields (unilab_robot.profiles.SECTION_KEYS)
     STATE = ("_draws", "_gain", "_bias")
 
     def __init__(self, env: VectorEnv, config: DomainRandomizationConfig | Mapping[str, Any] | None = None, **kwargs: Any) -> None:
@@ -357,6 +358,7 @@ class MotorStrength(Sim2RealWrapper):
     """Weaker or stronger motors per env: ``MotorStrength(env, strength=(0.9, 1.1))``; ``gain`` is ``(N, A)``."""
 
     SECTION = "motor_strength"
+    CONFIG = MotorStrengthConfig  # the section's keys: its fields (unilab_robot.profiles.SECTION_KEYS)
     STATE = ("_draws", "gain", "_out", "_gain_f", "_bias_f")
 
     def __init__(self, env: VectorEnv, config: MotorStrengthConfig | Mapping[str, Any] | None = None, **kwargs: Any) -> None:
@@ -457,6 +459,7 @@ class RandomPush(Sim2RealWrapper):
     """Per-env pushes at random intervals (see :class:`RandomPushConfig`); ``info["pushed"]`` marks them."""
 
     SECTION = "random_push"
+    CONFIG = RandomPushConfig  # the section's keys: its fields (unilab_robot.profiles.SECTION_KEYS)
     STATE = ("_countdown", "_remaining", "pushed", "level", "kick", "kick_age")
 
     def __init__(self, env: VectorEnv, config: RandomPushConfig | Mapping[str, Any] | None = None, **kwargs: Any) -> None:

@@ -65,6 +65,7 @@ class Safety(Sim2RealWrapper):
     """
 
     SECTION = "safety"  # draws nothing
+    CONFIG = SafetyConfig  # the section's keys: its fields (unilab_robot.profiles.SECTION_KEYS)
     STATE = ("_prev", "_hold", "_latched", "_reason", "_stale", "_obs_bad", "counts", "_gains_changed",
              "_gain_f", "_bias_f")
 

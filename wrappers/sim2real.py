@@ -42,9 +42,9 @@ from typing import Any, Mapping
 
 from gymnasium.vector import VectorEnv, VectorWrapper
 
-from unilab_envs.config import ConfigError, check_keys, deep_merge
+from unilab_envs.config import ConfigError
 from unilab_envs.core.state import StateError
-from unilab_robot.profiles import profile_names, resolve_profile
+from unilab_robot.profiles import META_KEYS, OPTION_KEYS, SECTION_KEYS, Profile, profile_names, profiles_for, resolve
 from wrappers.camera_motion import CameraPose, MotionBlur
 from wrappers.camera_noise import DepthNoise
 from wrappers.camera_timing import CameraLatency, FrameDrop
@@ -57,49 +57,32 @@ from wrappers.curriculum import ProfileCurriculum
 from wrappers.privileged import CleanObservationTap, PrivilegedCritic, privileged_parts
 from wrappers.safety import Safety
 
-#: section name -> wrapper, innermost first (each wrapper's ``SECTION`` names it)
-SECTIONS: dict[str, type] = {cls.SECTION: cls for cls in (
+#: section name -> wrapper, innermost first: the order of the one key table (unilab_robot.profiles.SECTION_KEYS)
+_WRAPPERS = {cls.SECTION: cls for cls in (
     DomainRandomization, RandomPush, MotorStrength, ActionNoise, ActionLatency, CameraPose, MotionBlur, DepthNoise,
     FrameDrop, CameraLatency, ImuBiasDrift, ObservationNoise, ObservationLatency, PacketLoss, Safety)}
-META_KEYS = ("description", "robot", "env_id", "extends", "sources")
-OPTION_KEYS = ("privileged_critic", "curriculum")
+SECTIONS: dict[str, type] = {name: _WRAPPERS[name] for name in SECTION_KEYS}  # a section without a wrapper fails at import
+__all__ = ["SECTIONS", "META_KEYS", "OPTION_KEYS", "Sim2Real", "load_profile", "profiles_for", "check_profile_fits",
+           "profile_names"]
 
 
-def load_profile(profile: str | Path | Mapping[str, Any], overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The resolved profile: ``extends`` chains followed, ``overrides`` merged, keys checked.
+def load_profile(profile: str | Path | Mapping[str, Any] | Profile, overrides: Mapping[str, Any] | None = None) -> Profile:
+    """The resolved, typed profile (:func:`unilab_robot.profiles.resolve`): ``extends`` chains followed,
+    ``overrides`` merged (a section set to ``None`` is removed), sections and keys checked.
 
     Args:
-        profile: a packaged profile name, a YAML path, or a mapping.
-        overrides: sections (or keys within them) merged on top; a section
-            set to ``None`` is removed.
+        profile: a packaged profile name, a YAML path, a mapping, or a ``Profile`` (returned as it is).
+        overrides: sections (or keys within them) merged on top.
     """
-    data = deep_merge(resolve_profile(profile), overrides or {})
-    check_keys(data, [*SECTIONS, *META_KEYS, *OPTION_KEYS], "profile section")
-    return {key: value for key, value in data.items() if value is not None}
+    return resolve(profile, overrides)
 
 
-def profiles_for(env_id: str) -> list[str]:
-    """The packaged profiles whose ``env_id`` is ``env_id``."""
-    return [name for name in profile_names() if load_profile(name).get("env_id") == env_id]
-
-
-def check_profile_fits(profile: Mapping[str, Any], env_id: str | None, name: Any = None) -> None:
-    """Raise ``ConfigError`` (a ``ValueError``) when ``profile`` declares an ``env_id`` other than ``env_id``.
-
-    A profile's sections name the bodies and observation groups of one robot, so on
-    another robot it would fail deep inside (``the model has no body named ...``); this
-    says which task the profile is for and which profiles fit ``env_id`` instead. A
-    profile without ``env_id`` (or an env without an id) is not checked.
-    """
-    wanted = profile.get("env_id")
-    if not wanted or not env_id or wanted == env_id:
-        return
-    label = f"{name!r}" if isinstance(name, (str, Path)) else "(inline)"
-    robot = f" (robot {profile['robot']})" if profile.get("robot") else ""
-    fits = profiles_for(env_id)
-    advice = f"profiles for {env_id}: {', '.join(fits)}" if fits else f"no packaged profile is for {env_id}"
-    raise ConfigError(f"sim-to-real profile {label} is for {wanted}{robot}, but this env is {env_id}; {advice} "
-                      f"(a profile of your own can 'extends:' one and set env_id: {env_id})")
+def check_profile_fits(profile: Mapping[str, Any] | Profile, env_id: str | None, name: Any = None) -> None:
+    """Raise ``ConfigError`` (a ``ValueError``) when ``profile`` declares an ``env_id`` other than ``env_id``
+    (:meth:`unilab_robot.profiles.Profile.check_fits`); ``name`` labels a mapping that is not a ``Profile``."""
+    if not isinstance(profile, Profile):
+        profile = resolve(name if isinstance(name, (str, Path)) else profile)
+    profile.check_fits(env_id)
 
 
 class Sim2Real(VectorWrapper):
@@ -107,7 +90,7 @@ class Sim2Real(VectorWrapper):
 
     ``Sim2Real(gym.make_vec("UniLab/Go1Joystick-v0", num_envs=1024), profile="go1_real")``.
     ``layers`` maps each section present to its wrapper instance; ``profile``
-    is the resolved profile. With the profile's ``privileged_critic``, ``critic`` is the
+    is the resolved :class:`~unilab_robot.profiles.Profile`. With the profile's ``privileged_critic``, ``critic`` is the
     :class:`~wrappers.privileged.PrivilegedCritic` that extends ``info["privileged_obs"]``
     (and ``privileged_observation_space``; ``critic.groups`` names its columns), else ``None`` (and
     ``privileged_observation_space`` is the task's own, its ``info["privileged_obs"]`` passing through).
@@ -115,10 +98,11 @@ class Sim2Real(VectorWrapper):
     :class:`~wrappers.curriculum.ProfileCurriculum` that scales every layer, else ``None``.
     """
 
-    def __init__(self, env: VectorEnv, profile: str | Path | Mapping[str, Any] = "go1_real", overrides: Mapping[str, Any] | None = None) -> None:
-        self.profile = load_profile(profile, overrides)
+    def __init__(self, env: VectorEnv, profile: str | Path | Mapping[str, Any] | Profile = "go1_real",
+                 overrides: Mapping[str, Any] | None = None) -> None:
+        self.profile = resolve(profile, overrides)  # a Profile is taken as it is: resolved once, by its caller
         spec = getattr(env.unwrapped, "spec", None)
-        check_profile_fits(self.profile, getattr(spec, "id", None), profile)
+        self.profile.check_fits(getattr(spec, "id", None))
         parts = privileged_parts(self.profile.get("privileged_critic"))
         self.layers: dict[str, VectorWrapper] = {}
         tap = top = CleanObservationTap(env)

@@ -154,7 +154,7 @@ def test_an_old_export_without_spec_gets_the_spec_beside_it_checked_by_size(go1_
     (["play", "no/such/run"], "no/such/run does not exist"),
     (["play", "RUN", "--episodes", "0"], "--episodes: must be a positive integer"),
     (["play", "RUN", "--sim2real", "mars_rover"], "unknown sim-to-real profile 'mars_rover'"),
-    (["play", "RUN", "--sim2real", "ur5_real"], "is for UniLab/UR5Reach-v0, but the policy is for UniLab/Go1Joystick-v0"),
+    (["play", "RUN", "--sim2real", "ur5_real"], "is for UniLab/UR5Reach-v0 (robot ur5e), but the policy is for UniLab/Go1Joystick-v0"),
     (["play", "RUN", "--model-path", "nowhere.xml"], "model nowhere.xml does not exist"),
 ])
 def test_play_mistakes_end_in_one_line(go1_run, argv, message, capsys):

@@ -9,6 +9,7 @@ import trainers.common.envs as common_envs
 from trainers import cli
 from trainers.common.checkpoint import load_checkpoint
 from trainers.ppo.runner import CKPT_FORMAT, CKPT_VERSION
+from unilab_robot.profiles import Profile, resolve
 from wrappers.sim2real import load_profile
 
 GO1 = "UniLab/Go1Joystick-v0"
@@ -37,8 +38,10 @@ def wraps(monkeypatch):
 
 
 def wrapped(wraps) -> list[object]:
-    """The profiles of the envs that were wrapped in ``Sim2Real``."""
-    return [asked for asked, kind in wraps if kind == "Sim2Real"]
+    """The profiles of the envs that were wrapped in ``Sim2Real``: what the run gave (a name or a mapping) for a
+    resolved ``Profile`` without a curriculum, the ``Profile`` itself for one at full strength."""
+    return [asked.source if isinstance(asked, Profile) and asked.as_dict() == resolve(asked.source).as_dict() else asked
+            for asked, kind in wraps if kind == "Sim2Real"]
 
 
 def test_ppo_trains_evaluates_and_resumes_with_sim2real(tmp_path, capsys, wraps):
@@ -112,10 +115,12 @@ def test_a_push_curriculum_is_logged_as_env_push_level_and_left_out_of_eval(tmp_
 
 
 def test_an_eval_profile_without_a_curriculum_is_passed_on_as_given():
-    assert common_envs.resolve_sim2real(common_envs.AS_TRAINED, "go1_real") == "go1_real"
-    assert common_envs.resolve_sim2real("g1_real", "go1_real") == "g1_real"
+    assert common_envs.resolve_sim2real(common_envs.AS_TRAINED, "go1_real").source == "go1_real"
+    assert common_envs.resolve_sim2real("g1_real", "go1_real") == resolve("g1_real")
     assert common_envs.resolve_sim2real("none", "go1_real") is None
     inline = {"extends": "go1_real", "random_push": None}
-    assert common_envs.resolve_sim2real(common_envs.AS_TRAINED, inline) is inline
+    assert common_envs.resolve_sim2real(common_envs.AS_TRAINED, inline).source == inline
+    profile = resolve("go1_real")
+    assert common_envs.resolve_sim2real(profile, None) is profile  # resolved once: taken as it is
     curriculum = {"extends": "g1_real", "random_push": {"levels": 5}}
     assert common_envs.resolve_sim2real(curriculum, None)["random_push"]["levels"] == 0

@@ -5,8 +5,12 @@ The bundled PPO (``trainers.ppo.runner``, ``trainers.ppo.evaluate``) and the SB3
 ``sim2real`` setting wraps the same stack whichever trainer (or evaluator) builds it.
 
 ``sim2real`` is what ``wrappers.Sim2Real(env, profile=...)`` accepts: a packaged profile
-name (``go1_real``), the path of a YAML profile, or an inline mapping of sections (which
-may ``extends: go1_real`` and override some of its keys); ``None`` leaves the env bare.
+name (``go1_real``), the path of a YAML profile, an inline mapping of sections (which
+may ``extends: go1_real`` and override some of its keys), or the typed
+:class:`~unilab_robot.profiles.Profile` they resolve to; ``None`` leaves the env bare. A run's
+config stores the first three (what the user gave); each entry point resolves it once
+(:func:`check_sim2real`, :func:`resolve_sim2real`) and hands the ``Profile`` on, which
+:func:`make_vec_env` and ``Sim2Real`` take as it is.
 
 A task registered outside UniLab is named in Gymnasium's ``"module:Id"`` form
 (``my_dog_joystick:MyLab/MyDogJoystick-v0``): :func:`import_task_module` imports ``module``
@@ -31,7 +35,9 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-Sim2RealSpec = str | Mapping[str, Any] | None
+from unilab_robot.profiles import Profile, resolve
+
+Sim2RealSpec = str | Mapping[str, Any] | None  # a name, a YAML path, a mapping or a Profile (a Mapping too)
 
 #: ``evaluate(..., sim2real=AS_TRAINED)``: wrap the env as the run was trained
 AS_TRAINED = "as-trained"
@@ -86,27 +92,25 @@ def check_task(task: str) -> gym.envs.registration.EnvSpec:
                      f"any registered Gymnasium id works, or 'module:Id' for one your module registers")
 
 
-def check_sim2real(sim2real: Sim2RealSpec, task: str) -> dict[str, Any] | None:
-    """Resolve ``sim2real`` (without building an env) and check it is for ``task``.
+def check_sim2real(sim2real: Sim2RealSpec, task: str) -> Profile | None:
+    """Resolve ``sim2real`` (without building an env; a ``Profile`` is taken as it is) and check it is for ``task``.
 
-    Returns the resolved profile (``None`` for a bare env). Raises :class:`Sim2RealError`
-    with a message that says what to change.
+    Returns the :class:`~unilab_robot.profiles.Profile` (``None`` for a bare env). Raises
+    :class:`Sim2RealError` with a message that says what to change.
     """
     if sim2real is None:
         return None
     if not isinstance(sim2real, (str, Mapping)) or (isinstance(sim2real, str) and not sim2real.strip()):
         raise Sim2RealError(f"sim2real must be a profile name, a YAML path or a mapping, got {sim2real!r}")
-    from wrappers.sim2real import check_profile_fits, load_profile
-
     try:
-        profile = load_profile(sim2real)
-        check_profile_fits(profile, task, sim2real)
+        profile = resolve(sim2real)
+        profile.check_fits(task)
     except (ValueError, TypeError, OSError) as e:
         raise Sim2RealError(str(e)) from None
     return profile
 
 
-def wrap_sim2real(env: gym.vector.VectorEnv, sim2real: Sim2RealSpec) -> gym.vector.VectorEnv:
+def wrap_sim2real(env: gym.vector.VectorEnv, sim2real: Sim2RealSpec | Profile) -> gym.vector.VectorEnv:
     """``wrappers.Sim2Real(env, profile=sim2real)``, or ``env`` itself when ``sim2real`` is ``None``.
 
     The wrappers seed their per-env streams from the base env's per-env seeds, so each
@@ -120,8 +124,9 @@ def wrap_sim2real(env: gym.vector.VectorEnv, sim2real: Sim2RealSpec) -> gym.vect
     return Sim2Real(env, profile=sim2real)
 
 
-def resolve_sim2real(requested: Sim2RealSpec, trained: Sim2RealSpec) -> Sim2RealSpec:
-    """The ``sim2real`` an evaluation uses: the run's for :data:`AS_TRAINED`, none for ``None``/``"none"``.
+def resolve_sim2real(requested: Sim2RealSpec, trained: Sim2RealSpec) -> Profile | None:
+    """The profile an evaluation uses, resolved once: the run's for :data:`AS_TRAINED`, none for
+    ``None``/``"none"``; :class:`Sim2RealError` when it does not resolve.
 
     Curricula are training devices: with a push curriculum (``random_push: {levels: L}``)
     every env would start an evaluation at level 0, where pushes are the weakest, and with a
@@ -135,22 +140,13 @@ def resolve_sim2real(requested: Sim2RealSpec, trained: Sim2RealSpec) -> Sim2Real
     return without_curricula(requested)
 
 
-def without_curricula(sim2real: Sim2RealSpec) -> Sim2RealSpec:
-    """``sim2real`` as it is when it has no curriculum; else the resolved profile without its
-    ``curriculum`` and with ``random_push`` ``levels: 0`` (pushes from the whole ``magnitude`` range)."""
-    from wrappers.sim2real import load_profile
-
+def without_curricula(sim2real: Sim2RealSpec) -> Profile:
+    """The resolved profile at full strength (:meth:`~unilab_robot.profiles.Profile.at_full_strength`): without
+    its ``curriculum`` and with ``random_push`` ``levels: 0`` (pushes from the whole ``magnitude`` range)."""
     try:
-        profile = load_profile(sim2real)
-    except (ValueError, TypeError, OSError):
-        return sim2real  # the env builder says what is wrong with it
-    push = profile.get("random_push") or {}
-    if not push.get("levels") and "curriculum" not in profile:
-        return sim2real
-    profile = {key: value for key, value in profile.items() if key != "curriculum"}
-    if push.get("levels"):
-        profile["random_push"] = {**push, "levels": 0}
-    return profile
+        return resolve(sim2real).at_full_strength()
+    except (ValueError, TypeError, OSError) as e:
+        raise Sim2RealError(str(e)) from None
 
 
 def make_vec_env(task: str, num_envs: int, env_kwargs: dict | None = None,
@@ -165,15 +161,14 @@ def make_vec_env(task: str, num_envs: int, env_kwargs: dict | None = None,
     true final observation without a wasted reset step).
     """
     spec = check_task(task)
-    if sim2real is not None:
-        check_sim2real(sim2real, task)  # before the env: a wrong-robot profile is said plainly
+    profile = check_sim2real(sim2real, task)  # before the env: a wrong-robot profile is said plainly
     mode = vectorization_mode or ("vector_entry_point" if spec.vector_entry_point is not None else "sync")
     vector_kwargs = {"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP} if mode in ("sync", "async") else {}
     kwargs = dict(env_kwargs or {})
     if render_mode is not None:
         kwargs["render_mode"] = render_mode
     env = gym.make_vec(task, num_envs=num_envs, vectorization_mode=mode, vector_kwargs=vector_kwargs, **kwargs)
-    env = wrap_sim2real(env, sim2real)
+    env = wrap_sim2real(env, profile)
     try:
         return with_history(env, obs_history)
     except ValueError:  # ConfigError: an unknown group, a task without named groups

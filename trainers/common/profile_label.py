@@ -15,7 +15,12 @@ from typing import Any
 
 
 def profile_label(sim2real: Any) -> str:
-    """``none``, the profile's name or path, or ``g1_real with its own a, b`` for an inline mapping."""
+    """``none``, the profile's name or path, or ``g1_real with its own a, b`` for an inline mapping (a resolved
+    ``Profile`` is named by what it was resolved from, its ``source``)."""
+    from unilab_robot.profiles import Profile
+
+    if isinstance(sim2real, Profile):
+        sim2real = sim2real.source
     if sim2real is None:
         return "none"
     if isinstance(sim2real, Mapping):

@@ -82,7 +82,7 @@ class Distiller:
         self.teacher = Teacher(dcfg.teacher, self.device)
         self.owns_env = env is None
         self.env = env if env is not None else make_vec_env(
-            cfg.task, cfg.num_envs, cfg.env_kwargs, cfg.vectorization_mode, sim2real=cfg.sim2real,
+            cfg.task, cfg.num_envs, cfg.env_kwargs, cfg.vectorization_mode, sim2real=cfg.profile,
             obs_history=cfg.obs_history)
         try:
             if self.env.num_envs != cfg.num_envs:

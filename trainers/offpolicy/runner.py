@@ -39,7 +39,7 @@ import torch
 
 from trainers.common.checkpoint import CheckpointError, load_checkpoint, save_checkpoint, to_numpy, to_tensors
 from trainers.common.device import resolve_device
-from trainers.common.envs import autoreset_mode, final_rows, make_vec_env
+from trainers.common.envs import autoreset_mode, check_sim2real, final_rows, make_vec_env
 from trainers.common.evaluation import EvalResult, run_episodes
 from trainers.common.lifecycle import RECENT_EPISODES, Cadence, learning_curve, start_line, stopped_line, write_run_files
 from trainers.common.logging import RunLogger
@@ -87,7 +87,8 @@ class OffPolicyRunner:
         if cfg.torch_threads:
             torch.set_num_threads(cfg.torch_threads)
         torch.manual_seed(cfg.seed)  # every draw (random warm-up actions, the policy's noise, sampling) is torch's
-        self.env = make_vec_env(cfg.task, cfg.num_envs, cfg.env_kwargs, sim2real=cfg.sim2real)
+        self.profile = check_sim2real(cfg.sim2real, cfg.task)  # resolved once: the training and evaluation envs' profile
+        self.env = make_vec_env(cfg.task, cfg.num_envs, cfg.env_kwargs, sim2real=self.profile)
         if autoreset_mode(self.env) != gym.vector.AutoresetMode.SAME_STEP:
             raise ValueError(f"the off-policy learner needs a SAME_STEP autoreset env (the final observation of an "
                              f"episode in info['final_obs']); {cfg.task} is {autoreset_mode(self.env).name}")
@@ -410,7 +411,7 @@ class OffPolicyRunner:
         """The deterministic actor on ``stop.eval``'s episodes (as ``unilab eval`` plays them); the env steps taken."""
         cfg, rule = self.cfg, self.cfg.stop.eval
         if self.eval_env is None:
-            self.eval_env = make_vec_env(cfg.task, rule.num_envs, cfg.env_kwargs, sim2real=cfg.sim2real)
+            self.eval_env = make_vec_env(cfg.task, rule.num_envs, cfg.env_kwargs, sim2real=self.profile)
         steps = 0
 
         def act(obs: np.ndarray) -> np.ndarray:

@@ -294,7 +294,9 @@ class TrainConfig:
                f"vectorization_mode must be sync, async or vector_entry_point, got {self.vectorization_mode!r}")
         if isinstance(self.sim2real, str) and self.sim2real.strip().lower() in ("none", ""):
             object.__setattr__(self, "sim2real", None)  # `sim2real=none` on the command line: the bare env
-        _check_sim2real(self.sim2real, self.task)
+        # the typed profile, resolved once here (not a field: config.yaml keeps sim2real as given); the runner
+        # hands it to make_vec_env and Sim2Real, which take it as it is
+        object.__setattr__(self, "profile", _check_sim2real(self.sim2real, self.task))
         if self.policy.recurrent is not None:
             require(self.algo.symmetry_coef == 0,
                    "algo.symmetry_coef with policy.recurrent: the mirror loss needs the actor's answer to the "
@@ -321,14 +323,15 @@ class TrainConfig:
         return max(1, math.ceil(self.total_steps / self.steps_per_iteration))
 
 
-def _check_sim2real(sim2real: str | dict | None, task: str) -> None:
-    """``sim2real`` resolves to a profile for ``task`` (trainers.common.envs.check_sim2real), else ConfigError."""
+def _check_sim2real(sim2real: str | dict | None, task: str):
+    """The ``Profile`` ``sim2real`` resolves to for ``task`` (trainers.common.envs.check_sim2real; ``None``
+    for the bare env), else ConfigError."""
     if sim2real is None:
-        return
+        return None
     from ..common.envs import Sim2RealError, check_sim2real
 
     try:
-        check_sim2real(sim2real, task)
+        return check_sim2real(sim2real, task)
     except Sim2RealError as e:
         raise ConfigError(f"sim2real: {e}") from None
 

@@ -216,7 +216,7 @@ class Runner:
         if cfg.overlap and n < 2:
             raise ValueError(f"overlap=true splits the envs in two halves: needs num_envs >= 2 per process, got {n}")
         sizes = [n - n // 2, n // 2] if cfg.overlap else [n]
-        return [make_vec_env(cfg.task, k, cfg.env_kwargs, cfg.vectorization_mode, sim2real=cfg.sim2real,
+        return [make_vec_env(cfg.task, k, cfg.env_kwargs, cfg.vectorization_mode, sim2real=cfg.profile,
                              obs_history=cfg.obs_history) for k in sizes]
 
     def _with_history(self, env: gym.vector.VectorEnv) -> gym.vector.VectorEnv:

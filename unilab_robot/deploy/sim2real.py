@@ -38,55 +38,66 @@ import numpy as np
 from unilab_robot.deploy.controller_groups import CONTROLLER_GROUPS
 from unilab_robot.deploy.spec import DeploySpec, SpecError
 from unilab_robot.deploy.reference import GROUP_BUILDERS
-from unilab_robot.profiles import resolve_profile
+from unilab_robot.profiles import SECTION_KEYS, Profile, resolve
 
-APPLIED = ("observation_noise", "imu_bias_drift", "observation_latency", "action_latency", "packet_loss",
-           "action_noise", "motor_strength")
+#: what the play replay does with each section of the one key table (unilab_robot.profiles.SECTION_KEYS):
+#: the sections it applies, each with its defaults (the wrappers' config defaults, key for key; every key the
+#: section accepts is here: tests/wrappers/test_profile_keys.py checks both), in the order it applies them
+APPLIED_DEFAULTS: dict[str, dict[str, Any]] = {
+    "observation_noise": {"scales": {}, "distribution": "gaussian", "mode": "additive", "level": 1.0},
+    "imu_bias_drift": {"bias_std": {"gyro": 0.02}, "drift_std": {"gyro": 0.005}},
+    "observation_latency": {"delay": 1, "groups": None},
+    "action_latency": {"delay": 1},
+    "packet_loss": {"observations": None, "actions": None},
+    "action_noise": {"std": 0.02, "distribution": "gaussian", "mode": "additive", "clip": True},
+    "motor_strength": {"strength": (0.9, 1.1), "target": "torque", "per_actuator": True},
+}
+APPLIED = tuple(APPLIED_DEFAULTS)
+#: a packet_loss direction's defaults (wrappers.packet_loss.ChannelConfig's), its keys CHANNEL_KEYS
+CHANNEL_DEFAULTS: dict[str, Any] = {"model": "bernoulli", "loss_rate": 0.0, "p_good_to_bad": 0.0, "p_bad_to_good": 1.0,
+                                    "loss_good": 0.0, "loss_bad": 1.0}
 PHYSICS = ("domain_randomization", "random_push")
 #: the depth camera's imperfections (wrappers.camera_*): play renders the clean frame and skips them, listed as skipped
 CAMERA = ("camera_pose", "motion_blur", "depth_noise", "frame_drop", "camera_latency")
+#: the safety guard (unilab_robot.deploy.safety): run by the play loop itself, before the link
+GUARD = ("safety",)
+#: the sections play does not apply, each with why (with APPLIED, the whole table: a test checks none is left out)
+SKIPPED: dict[str, str] = {
+    **{name: "physics, not the link: play another model with --model-path" for name in PHYSICS},
+    **{name: "play renders the clean depth frame" for name in CAMERA},
+    "safety": "the play loop's own guard (unilab_robot.deploy.safety) runs it, before the link",
+}
 META = ("description", "robot", "env_id", "extends", "sources")
 #: training devices: what the critic sees (wrappers.privileged), the whole-profile curriculum
 #: (wrappers.curriculum; play runs the whole profile): nothing to play
 TRAINING_ONLY = ("privileged_critic", "curriculum")
-#: the safety guard (unilab_robot.deploy.safety): run by the play loop itself, before the link
-GUARD = ("safety",)
-KEYS = {
-    "observation_noise": ("scales", "distribution", "mode", "level"),
-    "imu_bias_drift": ("bias_std", "drift_std"),
-    "observation_latency": ("delay", "groups"),
-    "action_latency": ("delay",),
-    "packet_loss": ("observations", "actions"),
-    "action_noise": ("std", "distribution", "mode", "clip"),
-    "motor_strength": ("strength", "target", "per_actuator"),
-}
-CHANNEL_KEYS = ("model", "loss_rate", "p_good_to_bad", "p_bad_to_good", "loss_good", "loss_bad")
+#: section -> the keys play applies (all those of the one table)
+KEYS = {name: SECTION_KEYS[name] for name in APPLIED}
 
 
-def load_play_profile(profile: str | Path | Mapping[str, Any]) -> dict[str, Any]:
-    """The resolved profile (``extends`` followed, ``null`` sections dropped), keys checked."""
+def load_play_profile(profile: str | Path | Mapping[str, Any] | Profile) -> Profile:
+    """The resolved profile (:func:`unilab_robot.profiles.resolve`: ``extends`` followed, ``null`` sections
+    dropped, sections and keys checked against the one table), its ``safety`` values checked; ``SpecError``."""
     try:
-        data = resolve_profile(profile)
-    except (ValueError, FileNotFoundError) as e:
+        data = resolve(profile)
+    except (ValueError, TypeError, FileNotFoundError) as e:
         raise SpecError(str(e)) from None
-    for key, value in data.items():
-        known = (*APPLIED, *PHYSICS, *CAMERA, *META, *TRAINING_ONLY, *GUARD)
-        if key not in known:
-            raise SpecError(f"unknown profile section {key!r}; known: {sorted(known)}")
-        if key in GUARD and value is not None:
-            from unilab_robot.deploy.safety import safety_config
+    if "safety" in data:
+        from unilab_robot.deploy.safety import safety_config
 
-            try:
-                safety_config(value)
-            except ValueError as e:
-                raise SpecError(f"profile section 'safety': {e}") from None
-        if key in KEYS and value is not None:
-            if not isinstance(value, Mapping):
-                raise SpecError(f"profile section {key!r} must be a mapping, got {value!r}")
-            bad = sorted(set(value) - set(KEYS[key]))
-            if bad:
-                raise SpecError(f"profile section {key!r} has unknown keys {bad}; known: {list(KEYS[key])}")
-    return {k: v for k, v in data.items() if v is not None}
+        try:
+            safety_config(data["safety"])
+        except ValueError as e:
+            raise SpecError(f"profile section 'safety': {e}") from None
+    for key in APPLIED:
+        if key in data and not isinstance(data[key], Mapping):
+            raise SpecError(f"profile section {key!r} must be a mapping, got {data[key]!r}")
+    return data
+
+
+def _section(profile: Mapping[str, Any], name: str) -> dict[str, Any] | None:
+    """Section ``name`` with the wrappers' defaults for the keys it leaves out, or ``None`` when absent."""
+    return {**APPLIED_DEFAULTS[name], **profile[name]} if name in profile else None
 
 
 def _range(value: Any, integer: bool = False) -> tuple[float, float]:
@@ -98,15 +109,13 @@ class _Channel:
     """A Gilbert-Elliott (or Bernoulli) loss channel; starts from its stationary state."""
 
     def __init__(self, cfg: Mapping[str, Any], rng: np.random.Generator) -> None:
-        bad = sorted(set(cfg) - set(CHANNEL_KEYS))
-        if bad:
-            raise SpecError(f"packet_loss channel has unknown keys {bad}; known: {list(CHANNEL_KEYS)}")
-        if cfg.get("model", "bernoulli") == "bernoulli":
-            rate = float(cfg.get("loss_rate", 0.0))
+        cfg = {**CHANNEL_DEFAULTS, **cfg}  # keys checked by resolve (CHANNEL_KEYS)
+        if cfg["model"] == "bernoulli":
+            rate = float(cfg["loss_rate"])
             self.p = (0.0, 1.0, rate, rate)
         else:
-            self.p = (float(cfg.get("p_good_to_bad", 0.0)), float(cfg.get("p_bad_to_good", 1.0)),
-                      float(cfg.get("loss_good", 0.0)), float(cfg.get("loss_bad", 1.0)))
+            self.p = (float(cfg["p_good_to_bad"]), float(cfg["p_bad_to_good"]),
+                      float(cfg["loss_good"]), float(cfg["loss_bad"]))
         g2b, b2g = self.p[0], self.p[1]
         self.rng = rng
         self.bad = bool(rng.random() < (g2b / (g2b + b2g) if g2b + b2g > 0 else 0.0))
@@ -127,12 +136,14 @@ class PlaySim2Real:
     motors, ``observation(obs)`` before the policy sees a reading.
     """
 
-    def __init__(self, profile: Mapping[str, Any], spec: DeploySpec, seed: int = 0, name: str = "profile") -> None:
-        wanted = profile.get("env_id")
-        if wanted and wanted != spec.task.id:
-            raise SpecError(f"sim-to-real profile {name!r} is for {wanted}, but the policy is for {spec.task.id}; "
-                            f"pick a profile whose env_id is {spec.task.id}")
-        self.profile, self.spec, self.name = dict(profile), spec, name
+    def __init__(self, profile: Mapping[str, Any] | Profile, spec: DeploySpec, seed: int = 0,
+                 name: str | None = None) -> None:
+        profile = load_play_profile(profile)  # a Profile (what play resolved once) is taken as it is
+        try:
+            profile.check_fits(spec.task.id, subject="the policy is for")
+        except ValueError as e:
+            raise SpecError(str(e)) from None
+        self.profile, self.spec, self.name = profile, spec, name or profile.label
         self.rng = np.random.default_rng(seed)
         self.applied = tuple(k for k in APPLIED if k in profile)
         self.skipped = tuple(k for k in (*PHYSICS, *CAMERA) if k in profile)
@@ -152,42 +163,46 @@ class PlaySim2Real:
             return {n: s for n, s in scales.items() if n not in unread}  # an unknown name stays, to be refused
 
         self.unread: list[str] = []
+        self.notes: list[str] = []  # what else of an applied section play cannot apply, said by describe()
         size = spec.observation.size
-        noise = profile.get("observation_noise")
+        # every section is read through _section: the wrappers' defaults for the keys it leaves out
+        noise = _section(profile, "observation_noise")
         self._obs_scale = np.zeros(size)
-        self._obs_level_range = _range(noise.get("level", 1.0)) if noise else (1.0, 1.0)
+        self._obs_level_range = _range(noise["level"]) if noise else (1.0, 1.0)
         self._obs_level = 1.0
         if noise:
-            scales = read(noise.get("scales", {}), "observation_noise")
+            if not noise["scales"]:  # the wrapper takes the task's declared scales, which a deploy spec does not carry
+                self.notes.append("observation_noise without scales not applied (training used the task's declared "
+                                  "scales, which a deploy spec does not carry)")
+            scales = read(noise["scales"], "observation_noise")
             for cols, s in zip(columns(list(scales), "observation_noise"), scales.values()):
                 self._obs_scale[cols] = float(s)
-            self._obs_gauss = noise.get("distribution", "gaussian") == "gaussian"
-            self._obs_mult = noise.get("mode", "additive") == "multiplicative"
-        imu = profile.get("imu_bias_drift")
+            self._obs_gauss = noise["distribution"] == "gaussian"
+            self._obs_mult = noise["mode"] == "multiplicative"
+        imu = _section(profile, "imu_bias_drift")
         self._bias_std, self._drift_std = np.zeros(size), np.zeros(size)
         if imu:
             for key, out, factor in (("bias_std", self._bias_std, 1.0), ("drift_std", self._drift_std, math.sqrt(self.dt))):
-                stds = read(imu.get(key, {}), "imu_bias_drift")
+                stds = read(imu[key], "imu_bias_drift")
                 for cols, s in zip(columns(list(stds), "imu_bias_drift"), stds.values()):
                     out[cols] = float(s) * factor
         self._bias = np.zeros(size)
         self._controller_cols = np.concatenate([groups[g] for g in sorted(CONTROLLER_GROUPS) if g in groups]
                                                or [np.zeros(0, np.int64)])
-        lat = profile.get("observation_latency")
-        self._obs_delay_range = _range(lat.get("delay", 1), integer=True) if lat else (0, 0)
+        lat = _section(profile, "observation_latency")
+        self._obs_delay_range = _range(lat["delay"], integer=True) if lat else (0, 0)
         self._obs_delay_cols = (np.concatenate(columns(lat["groups"], "observation_latency"))
-                                if lat and lat.get("groups") else np.arange(size))
-        act_lat = profile.get("action_latency")
-        self._act_delay_range = _range(act_lat.get("delay", 1), integer=True) if act_lat else (0, 0)
-        loss = profile.get("packet_loss") or {}
+                                if lat and lat["groups"] else np.arange(size))
+        act_lat = _section(profile, "action_latency")
+        self._act_delay_range = _range(act_lat["delay"], integer=True) if act_lat else (0, 0)
+        loss = _section(profile, "packet_loss") or {}
         self._obs_channel = _Channel(loss["observations"], self.rng) if loss.get("observations") else None
         self._act_channel = _Channel(loss["actions"], self.rng) if loss.get("actions") else None
-        an = profile.get("action_noise")
-        self._act_noise = an
-        ms = profile.get("motor_strength")
-        self._strength = _range(ms.get("strength", (0.9, 1.1))) if ms else None
-        self._strength_target = ms.get("target", "torque") if ms else None
-        self._per_actuator = bool(ms.get("per_actuator", True)) if ms else True
+        self._act_noise = _section(profile, "action_noise")
+        ms = _section(profile, "motor_strength")
+        self._strength = _range(ms["strength"]) if ms else None
+        self._strength_target = ms["target"] if ms else None
+        self._per_actuator = bool(ms["per_actuator"]) if ms else True
         self._action_gain = np.ones(spec.action.size)
         self._nominal: dict[str, np.ndarray] | None = None
         self.obs_lost = self.action_lost = False
@@ -203,6 +218,8 @@ class PlaySim2Real:
             text += f"; {', '.join(camera)} not applied in play (it renders the clean depth frame)"
         if self.unread:
             text += f"; {', '.join(self.unread)} not applied (the policy does not read that group)"
+        for note in self.notes:
+            text += f"; {note}"
         return text
 
     def gain_note(self) -> str | None:
@@ -258,9 +275,9 @@ class PlaySim2Real:
             a = self._act_line[-1 - self._act_delay].copy() if len(self._act_line) > self._act_delay else np.zeros_like(a)
         if self._act_noise:
             cfg = self._act_noise
-            n = float(cfg.get("std", 0.02)) * self._draw(a.shape, cfg.get("distribution", "gaussian") == "gaussian")
-            a = a * (1.0 + n) if cfg.get("mode", "additive") == "multiplicative" else a + n
-            if cfg.get("clip", True):
+            n = float(cfg["std"]) * self._draw(a.shape, cfg["distribution"] == "gaussian")
+            a = a * (1.0 + n) if cfg["mode"] == "multiplicative" else a + n
+            if cfg["clip"]:
                 a = np.clip(a, -1.0, 1.0)
         if self._strength_target == "action":
             a = a * self._action_gain

@@ -8,6 +8,9 @@ Reading and merging are the one config system's (:mod:`unilab_robot.config`): th
 YAML loader and merge as the trainers' configs. Errors are
 :class:`~unilab_robot.config.ConfigError` (a ``ValueError``) or ``FileNotFoundError``, with
 one line that says what to use.
+
+:mod:`unilab_robot.profiles.profile` holds the rules over these files: the one table of sections and
+their keys (``SECTION_KEYS``), ``resolve`` and the frozen ``Profile`` every consumer takes.
 """
 
 from __future__ import annotations
@@ -53,3 +56,9 @@ def resolve_profile(profile: str | Path | Mapping[str, Any]) -> dict[str, Any]:
         data = deep_merge(read_profile(parent), data)
     data.pop("extends", None)
     return data
+
+
+# the typed profile and the one table of the rules (below the readers above, which it uses)
+from unilab_robot.profiles.profile import (  # noqa: E402
+    CHANNEL_KEYS, CURRICULUM_KEYS, META_KEYS, OPTION_KEYS, SECTION_KEYS, Profile, profiles_for, resolve,
+)
