@@ -1,4 +1,4 @@
-"""PPO and SAC iteration time before and after a change to the run plumbing (issue 75: one run lifecycle).
+"""PPO and SAC iteration time and env step time before and after a change to the run plumbing (issue 75: one run lifecycle).
 
 Two checkouts of UniLab, the one to test (this one) and a reference (``--before``, e.g. a
 ``git worktree add /tmp/before <commit>``), train the same short runs in alternating subprocesses
@@ -7,7 +7,10 @@ Two checkouts of UniLab, the one to test (this one) and a reference (``--before`
 - PPO: ``UniLab/UR5Reach-v0``, 64 envs x 32 steps, 12 iterations; the median seconds per
   iteration over iterations 3-12 (timed by the runner's ``callback``);
 - SAC: ``UniLab/UR5Reach-v0``, 32 envs, 6,400 env steps (200 batch steps, updates from step 40)
-  after a warm-up run in the same process; seconds per batch step.
+  after a warm-up run in the same process; seconds per batch step;
+- env (``--learners env``): ``UniLab/Go1Joystick-v0``, 1024 envs on one thread, a fixed random action batch; the
+  median seconds per vector step over 5 blocks of 20 steps after 20 warm-up steps (the env's budget: after /
+  before <= 1 / 0.97 = 1.031 in seconds, >= 0.97 in steps/s).
 
     git worktree add /tmp/before a0f2440
     python benchmarks/bench_lifecycle.py --before /tmp/before --rounds 5
@@ -44,6 +47,21 @@ if which == "ppo":
     train(cfg, callback=lambda runner, stats: marks.append(time.perf_counter()) and False)
     gaps = sorted(b - a for a, b in zip(marks[2:], marks[3:]))
     print(json.dumps(gaps[len(gaps) // 2]))
+elif which == "env":
+    import gymnasium as gym
+    import numpy as np
+    env = gym.make_vec("UniLab/Go1Joystick-v0", num_envs=1024, num_threads=1)
+    env.reset(seed=0)
+    actions = np.random.default_rng(0).uniform(-1, 1, env.action_space.shape).astype(np.float32)
+    for _ in range(20):
+        env.step(actions)
+    times = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(20):
+            env.step(actions)
+        times.append((time.perf_counter() - t0) / 20)
+    print(json.dumps(sorted(times)[len(times) // 2]))
 else:
     from trainers.offpolicy.config import load_offpolicy_config
     from trainers.offpolicy.runner import train
@@ -75,7 +93,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--before", required=True, type=Path, help="the reference checkout (a git worktree)")
     p.add_argument("--rounds", type=int, default=5, help="before/after pairs per learner (default 5)")
-    p.add_argument("--learners", default="ppo,sac")
+    p.add_argument("--learners", default="ppo,sac,env", help="comma-separated: ppo, sac, env (default all three)")
     args = p.parse_args()
     rows = []
     for which in args.learners.split(","):
