@@ -67,6 +67,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument("--built-in", metavar="NAME", help="start with this built-in controller active (as a robot from boot: "
                                                       "it holds the joints, rt/lowcmd is ignored until a motion_switcher "
                                                       "ReleaseMode; default: none, the low-level mode)")
+    s.add_argument("--clip", metavar="NAME", help="motion tracking: the clip each episode starts on (CMU_016_22; default: the spec's first)")
     s.add_argument("--release-delay", type=float, default=0.5, metavar="SECONDS",
                    help="--built-in: how long the controller takes to let go after ReleaseMode (default 0.5 s)")
     ls = sub.add_parser("lockstep", help="runtime and simulated robot on one virtual clock (no DDS): falls over episodes")
@@ -127,6 +128,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="velocity command source: the state's wireless remote (default), --vx/--vy/--yaw, drawn "
                         "as training draws them (script), or this terminal's keys (keyboard: w/s a/d q/e, Space stop, "
                         "x damping)")
+    r.add_argument("--clip", metavar="NAME", help="motion tracking: the clip of the spec to play (CMU_016_22; default: the spec's first)")
     r.add_argument("--vx", type=float, default=0.0, help="--command fixed: forward speed (m/s)")
     r.add_argument("--vy", type=float, default=0.0, help="--command fixed: sideways speed (m/s)")
     r.add_argument("--yaw", type=float, default=0.0, help="--command fixed: yaw rate (rad/s)")
@@ -241,7 +243,7 @@ def _sim(args, spec, model, robot, bundle, config, DdsTransport) -> int:
         sim_config = SimConfig(latency_s=args.latency_ms / 1e3, loss=args.loss, noise=noise, noise_distribution=dist,
                                gantry_s=args.gantry_s, cmd_timeout_s=args.cmd_timeout, episode_s=args.episode_s,
                                seed=args.seed, remote=Remote(lx=lx, ly=ly, rx=rx), built_in=args.built_in,
-                               release_delay_s=args.release_delay, odom=not args.no_odom)
+                               release_delay_s=args.release_delay, odom=not args.no_odom, clip=args.clip)
     except (ValueError, OSError) as e:
         return _fail(e)
     from unilab_robot.api import Request, Response
@@ -251,7 +253,11 @@ def _sim(args, spec, model, robot, bundle, config, DdsTransport) -> int:
               TOPIC_REQUEST: Request, TOPIC_RESPONSE: Response}  # the motion_switcher service it emulates
     transport = DdsTransport(config, topics, publish=(M.TOPIC_STATE, *((M.TOPIC_ODOM,) if sim_config.odom else ()), TOPIC_RESPONSE),
                              subscribe=(M.TOPIC_CMD, TOPIC_REQUEST))
-    sim = SimRobot(spec, model, robot, transport, sim_config)
+    try:
+        sim = SimRobot(spec, model, robot, transport, sim_config)
+    except ValueError as e:  # a clip the spec lacks
+        transport.close()
+        return _fail(e)
     print(f"unilab robot sim: {robot.name} ({robot.family.state_type}) on domain {config.domain_id}, interface "
           f"{config.interface}, {1 / sim.dt:.0f} Hz physics"
           + (f"; built-in controller {args.built_in!r} active until released" if args.built_in else "")
@@ -287,7 +293,7 @@ def _run(args, spec, model, robot, bundle, config, DdsTransport) -> int:
         rc = RuntimeConfig(damping_s=args.damping_s, move_s=args.move_s, state_timeout_s=args.state_timeout,
                            connect_timeout_s=args.connect_timeout, command=args.command_source,
                            fixed_command=(args.vx, args.vy, args.yaw), follow_episodes=args.follow_episodes,
-                           seed=args.seed, state_crc=args.state_crc, local_only=config.local_only)
+                           seed=args.seed, state_crc=args.state_crc, local_only=config.local_only, clip=args.clip)
     except (PlayError, ValueError) as e:
         return _fail(e)
     from unilab_robot.api import Request, Response
