@@ -68,9 +68,10 @@ class GRUMemory(nn.Module):
         """States ``[T, B, H]`` of the sequence ``x`` ``[T, B, O]`` from ``h0`` ``[B, H]``, zeroed before
         each step ``t`` where ``starts[t]`` ``[T, B]`` is 1."""
         keep = (1.0 - starts.float()).unsqueeze(-1)
+        resets = starts.any(1).tolist()  # one read per sequence: only the steps where an episode starts pay the mask
         h, out = h0, []
         for t in range(x.shape[0]):
-            h = self(x[t], h * keep[t])
+            h = self(x[t], h * keep[t] if resets[t] else h)
             out.append(h)
         return torch.stack(out)
 
