@@ -3,8 +3,6 @@ cue at an episode's first step only and pays for answering it at every later ste
 sees the same observation whatever the cue. Both are judged by ``unilab eval``'s function (deterministic
 policy, each env's state reset where its episodes start)."""
 
-import time
-
 import pytest
 from tests.trainers.memory_env import CUE_RECALL_ID
 
@@ -25,7 +23,6 @@ def cue_cfg(out, recurrent) -> TrainConfig:
 
 @pytest.mark.parametrize("recurrent", ["gru", None], ids=["gru", "mlp"])
 def test_only_a_recurrent_actor_recalls_a_cue_shown_once(tmp_path, recurrent):
-    start = time.perf_counter()
     run = train(cue_cfg(tmp_path, recurrent))
     result = evaluate(run.checkpoint, episodes=64, num_envs=16, seed=7)
     if recurrent:
@@ -34,4 +31,3 @@ def test_only_a_recurrent_actor_recalls_a_cue_shown_once(tmp_path, recurrent):
     else:
         assert result.success_rate == 0.0, result.success_rate
         assert result.mean_return < -6.0, result.mean_return  # |a - c| = 1 at each of the 7 later steps
-    assert time.perf_counter() - start < 60
