@@ -191,20 +191,20 @@ def test_two_agents_equal_one_agent_with_two_ranks(tmp_path):
 def test_dead_host_makes_the_other_exit(tmp_path, sig):
     """Kill (SIGKILL) or freeze (SIGSTOP) one agent and its rank, as a host that dies or hangs: the other
     rank stops with the "another rank died" message and its agent exits non-zero, at once for a closed
-    connection and within the process-group timeout (--dist-timeout) for a silent peer."""
-    out, timeout_s = tmp_path / "run", (20 if sig == signal.SIGKILL else 6)
+    connection and within the process-group timeout (--dist-timeout) for a silent peer.
+
+    No wall-clock bound is asserted (a starved machine is slow, not wrong): a killed host is tested under a
+    600 s --dist-timeout, so the other agent can only end within the 120 s guard by seeing the connection
+    close; a frozen one under a 6 s one, so it ends by the timeout, where without it the agent would wait forever."""
+    out, timeout_s = tmp_path / "run", (600 if sig == signal.SIGKILL else 6)
     with _Agents(tmp_path, "dead", _train_args(out, 100_000, timeout_s)) as agents:
         _wait_rows(out, 2, agents)
         for pid in [*agents.workers(1), agents.procs[1].pid]:
             os.kill(pid, sig)
-        t0 = time.monotonic()
-        code = agents.procs[0].wait(timeout=timeout_s + 40)
-        waited = time.monotonic() - t0
+        code = agents.procs[0].wait(timeout=120 + (0 if sig == signal.SIGKILL else timeout_s))  # a hang guard
         err = agents.text(0, 1)
     assert code != 0, err[-3000:]
     assert "distributed training aborted" in err and "another rank died" in err, err[-3000:]
-    limit = 10 if sig == signal.SIGKILL else timeout_s + 15
-    assert waited < limit, f"the surviving agent took {waited:.0f} s to exit"
 
 
 def test_restarted_group_resumes_from_the_last_checkpoint(tmp_path):

@@ -150,8 +150,12 @@ def test_two_ranks_learn_like_one(tmp_path):
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGSTOP], ids=["killed", "hung"])
 def test_dead_rank_makes_the_other_exit(tmp_path, sig):
     """Kill (SIGKILL) or freeze (SIGSTOP) rank 1 mid-training: rank 0 exits non-zero with a clear
-    message, at once for a closed connection and within the process-group timeout for a hung peer."""
-    timeout_s = 20 if sig == signal.SIGKILL else 6
+    message, at once for a closed connection and within the process-group timeout for a hung peer.
+
+    No wall-clock bound is asserted (a starved machine is slow, not wrong): a killed peer is tested under a
+    600 s process-group timeout, so rank 0 can only end within the 120 s guard by seeing the connection close;
+    a hung peer under a 6 s one, so it ends by the timeout, where without it rank 0 would wait forever."""
+    timeout_s = 600 if sig == signal.SIGKILL else 6
     port = _free_port()
     out = tmp_path / "run"
     cmd = [sys.executable, "-m", "trainers.cli", "train", "--task", "Pendulum-v1", "--num-envs", "4",
@@ -173,9 +177,7 @@ def test_dead_rank_makes_the_other_exit(tmp_path, sig):
         else:
             pytest.fail("training did not start")
         procs[1].send_signal(sig)
-        t0 = time.monotonic()
-        _, err = procs[0].communicate(timeout=60)
-        waited = time.monotonic() - t0
+        _, err = procs[0].communicate(timeout=120 + (0 if sig == signal.SIGKILL else timeout_s))  # a hang guard
     finally:
         for p in procs:
             if p.poll() is None:
@@ -183,7 +185,6 @@ def test_dead_rank_makes_the_other_exit(tmp_path, sig):
                 p.communicate()
     assert procs[0].returncode not in (0, None), err
     assert "distributed training aborted" in err and "another rank died" in err, err
-    assert waited < timeout_s + 25, f"rank 0 took {waited:.0f} s to notice"
 
 
 def test_env_share_covers_all_envs_once():
