@@ -58,6 +58,17 @@ def run_history(run_folder: Path) -> dict[str, Any] | None:
     return (cfg or {}).get("obs_history") or None
 
 
+def run_recurrent(run_folder: Path) -> Any:
+    """The deploy spec's ``recurrent`` section of a run whose policy has a hidden state (its config's
+    ``policy.recurrent``, ``policy.recurrent_hidden``), or ``None`` (a feed-forward policy)."""
+    policy = (_run_config(run_folder) or {}).get("policy") or {}
+    if not policy.get("recurrent"):
+        return None
+    from unilab_robot.deploy.spec import Recurrent
+
+    return Recurrent(kind=str(policy["recurrent"]), size=int(policy["recurrent_hidden"]))
+
+
 def run_sim2real(run_folder: Path) -> Any:
     """The sim-to-real profile a run trained under (its config's ``sim2real``: a name, a path or a mapping), or ``None``."""
     return (_run_config(run_folder) or {}).get("sim2real") or None
@@ -183,9 +194,15 @@ def run_spec(run_folder: str | Path, precision: Precision | None = None) -> Depl
         return None
     task, kwargs = found
     try:
-        return build_spec(task, kwargs, precision, run_safety(Path(run_folder)), run_history(Path(run_folder)))
+        spec = build_spec(task, kwargs, precision, run_safety(Path(run_folder)), run_history(Path(run_folder)))
     except NoDeploySpec:
         return None
+    recurrent = run_recurrent(Path(run_folder))  # a recurrent policy's hidden state (h_in / h_out)
+    if recurrent is None:
+        return spec
+    import dataclasses
+
+    return dataclasses.replace(spec, recurrent=recurrent)
 
 
 def attach_for_run(onnx_path: str | Path, run_folder: str | Path, precision: Precision | None = None) -> Path | None:

@@ -15,6 +15,7 @@ from unilab_robot.deploy.safety import SafetyGuard, gain_scales, remembered_acti
 from unilab_robot.deploy.sim2real import PlaySim2Real, load_play_profile
 from unilab_robot.model import load_play_model
 from unilab_robot.policy import OnnxPolicy, PlayError, PolicyBundle
+from unilab_robot.policy_state import reset_policy_state
 
 from .gains import apply_spec_gains, gain_notes
 from .safety_section import play_safety
@@ -87,6 +88,7 @@ class Player:
         self.step_count = 0
         if self.history is not None:
             self.history.reset()
+        reset_policy_state(self.policy)  # a recurrent policy's hidden state (unilab_robot.policy_state)
         if self.sim2real is not None:
             # motor strength scales every actuator the policy drives (the grasp's gripper too, as the wrapper does)
             drives = self.io.actuators if self.io.grasp is None else np.append(self.io.actuators, self.io.grasp.gripper)
