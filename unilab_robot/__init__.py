@@ -12,7 +12,9 @@ extra). A robot's computer installs it alone, ``pip install ./unilab_robot`` (it
 module                    what
 ========================  ====================================================================================
 ``deploy``                the deploy spec and its reader, ``PolicyIO`` (observation and action mapping), the
-                          safety guard, history, height scan, camera, grasp, episodes, play-side profile replay
+                          safety guard, history, height scan, camera, grasp, episodes, play-side profile replay,
+                          motion tracking (``motion_file``: the clip format; ``motion_reference``: a clip at the
+                          control rate; ``motion``: the reference groups a tracking policy reads)
 ``config``                the one config system: typed frozen configs, one merge, one YAML loader, ConfigError
 ``profiles``              the packaged sim-to-real profiles (``*.yaml``), the typed ``Profile`` and ``resolve``
 ``assets``                the robots' MJCF and their facts, one folder per robot
