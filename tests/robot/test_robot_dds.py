@@ -50,7 +50,7 @@ def test_runs_under_the_loopback_config_and_round_trips(tmp_path):
     msg["motor_cmd"]["q"][:29] = np.linspace(-1, 1, 29)
     stamp_crc(msg)
     got, t0 = [], time.monotonic()
-    while not got and time.monotonic() - t0 < 5.0:
+    while not got and time.monotonic() - t0 < 30.0:  # a hang guard (discovery on a busy machine), not a bound
         a.publish(M.TOPIC_CMD, msg)
         time.sleep(0.02)
         got = b.take(M.TOPIC_CMD)
