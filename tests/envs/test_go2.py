@@ -99,8 +99,8 @@ def test_a_fall_terminates():
 
 def test_a_go2_deploy_spec_finds_the_go2_model_not_the_go1():
     """Same joint and actuator names as our Go1: the packaged-MJCF lookup of a spec must still pick go2.xml."""
-    from unilab_robot.model import load_play_model
-    from unilab_envs.deploy_spec import deploy_spec_for, packaged_model_path
+    from unilab_envs.deploy_spec import deploy_spec_for
+    from unilab_robot.model import load_play_model, packaged_model_path
 
     spec = deploy_spec_for(GO2)
     assert packaged_model_path(spec) == go2.MJCF_PATH
