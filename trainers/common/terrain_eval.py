@@ -11,7 +11,6 @@ promoted. :func:`terrain_eval` gives that plan for a task, ``None`` for a task w
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 
 #: the level set a terrain policy's headline is measured on (inclusive), ``unilab eval``'s default
@@ -40,17 +39,12 @@ class TerrainEval:
 
 def is_terrain_task(task_id: str) -> bool:
     """Whether ``task_id`` is a UniLab task on generated terrain (its task class is a ``TerrainLocomotionTask``)."""
-    import gymnasium as gym
-
+    from trainers.common.task_eval import entry_module
     from unilab_envs.locomotion.terrain_task import TerrainLocomotionTask
 
-    try:
-        entry = gym.spec(task_id).entry_point
-    except gym.error.Error:
+    module = entry_module(task_id)
+    if module is None:
         return False
-    if not isinstance(entry, str) or ":" not in entry:
-        return False
-    module = importlib.import_module(entry.split(":")[0])
     return any(isinstance(v, type) and issubclass(v, TerrainLocomotionTask) and v is not TerrainLocomotionTask
                for v in vars(module).values())
 
