@@ -1,6 +1,7 @@
 """One run lifecycle for every learner (PPO, SAC / TD3, distillation, the SB3 adapter).
 
-What a training run does around its algorithm, the same way for each learner::
+What a training run does around its algorithm, the same way for each learner (each CLI calls
+:func:`run_in_folder`, which does the first two)::
 
     claim_run_folder(out, ...)           the run-folder rule (trainers.common.run_folder): refuse, or move aside
     with output_to_log(out):             a closed stdout/stderr goes on in <out>/train.log (trainers.common.streams)
@@ -23,12 +24,13 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import yaml
 
 from .atomic import atomic_write
-from .run_folder import check_out_folder
+from .run_folder import RunFolderError, check_out_folder
 from .runs import write_run_kind
 from .streams import fallback_output
 
@@ -53,6 +55,23 @@ def claim_run_folder(out: str | os.PathLike, command: str = "train", *, resume=N
 def output_to_log(out: str | os.PathLike):
     """The block in which a closed stdout or stderr falls back to ``<out>/train.log`` (:func:`fallback_output`)."""
     return fallback_output(Path(out) / LOG_NAME)
+
+
+def run_in_folder(out: str | os.PathLike, run: Callable[[], int], command: str = "train", *, claim: bool = True,
+                  resume=None, reads=None, overwrite: bool = False) -> int:
+    """Every learner's CLI around its run: ``out`` claimed (:func:`claim_run_folder`; a refusal is one line,
+    ``unilab <command>: ...``, and exit status 2), then ``run()`` under :func:`output_to_log`; its exit status.
+    ``claim=False`` leaves the claim to the caller (a torchrun group restarted in its folder, SB3's
+    ``--overwrite`` once every setting is checked)."""
+    if claim:
+        try:
+            claim_run_folder(out, command, resume=resume, reads=reads, overwrite=overwrite)
+        except RunFolderError as e:
+            from trainers.cli_checks import fail
+
+            return fail(command, e)
+    with output_to_log(out):
+        return run()
 
 
 def write_yaml(path: str | os.PathLike, data: dict) -> Path:

@@ -13,7 +13,6 @@ the closing lines are every learner's (:mod:`trainers.common.lifecycle`).
 from __future__ import annotations
 
 import argparse
-import sys
 
 DEFAULT_TASK = "UniLab/Go1JoystickDepth-v0"
 
@@ -84,15 +83,9 @@ def run(args: argparse.Namespace) -> int:
     """``unilab distill``: the exit status."""
     from pathlib import Path
 
-    from trainers.cli_checks import UsageError, check_device, check_task, fail
+    from trainers.cli_checks import check_device, check_task, fail
     from trainers.common.checkpoint import CheckpointError
-    from trainers.common.envs import Sim2RealError
-    from trainers.common.lifecycle import claim_run_folder, output_to_log
-    from trainers.common.run_folder import RunFolderError
-    from trainers.ppo.config import ConfigError
-
-    from .dagger import Distiller
-    from .observations import GroupError
+    from trainers.common.lifecycle import run_in_folder
 
     if not Path(args.teacher).exists():
         return fail("distill", f"teacher {args.teacher} does not exist: pass a run folder `unilab train --out` wrote "
@@ -101,17 +94,31 @@ def run(args: argparse.Namespace) -> int:
         check_task(student_task(args))
         cfg, dcfg = build_configs(args)
         check_device(cfg.device)
-        claim_run_folder(cfg.out_dir, "distill", reads=args.teacher, overwrite=args.overwrite)
+    except (CheckpointError, ValueError) as e:  # ValueError: ConfigError, UsageError, Sim2RealError
+        return fail("distill", e)
+    return run_in_folder(cfg.out_dir, lambda: _distill(cfg, dcfg), "distill", reads=args.teacher,
+                         overwrite=args.overwrite)
+
+
+def _distill(cfg, dcfg) -> int:
+    """The distillation of the checked configs in their claimed folder; the exit status."""
+    from pathlib import Path
+
+    from trainers.cli_checks import UsageError, fail
+    from trainers.common.checkpoint import CheckpointError
+
+    from .dagger import Distiller
+
+    try:
         if cfg.init_from and not Path(cfg.init_from).exists():
             raise UsageError(f"--init-from {cfg.init_from} does not exist: pass a run folder or its checkpoint.pt")
         distiller = Distiller(cfg, dcfg)
-    except (ConfigError, CheckpointError, UsageError, GroupError, RunFolderError, Sim2RealError, ValueError) as e:
+    except (CheckpointError, ValueError) as e:  # ValueError: ConfigError, UsageError, GroupError, Sim2RealError
         return fail("distill", e)
-    with output_to_log(cfg.out_dir):  # a closed stdout/stderr goes on in <out>/train.log, as for unilab train
-        try:
-            result = distiller.learn()
-        finally:
-            distiller.close()
-        print(f"distilled {result.iterations} iterations ({result.env_steps} steps) in {result.wall_time:.0f} s; "
-              f"checkpoint {result.checkpoint}. Evaluate: unilab eval {result.out_dir}")
-        return result.exit_status
+    try:
+        result = distiller.learn()
+    finally:
+        distiller.close()
+    print(f"distilled {result.iterations} iterations ({result.env_steps} steps) in {result.wall_time:.0f} s; "
+          f"checkpoint {result.checkpoint}. Evaluate: unilab eval {result.out_dir}")
+    return result.exit_status

@@ -20,8 +20,7 @@ def train_offpolicy(args: argparse.Namespace) -> int:
     """Run ``unilab train`` for ``args.algo`` in :data:`OFFPOLICY_ALGOS` (or ``--resume`` of such a run); the exit status."""
     from trainers.cli_checks import UsageError, check_device, check_task, fail
     from trainers.common.checkpoint import CheckpointError
-    from trainers.common.lifecycle import claim_run_folder, output_to_log
-    from trainers.common.run_folder import RunFolderError
+    from trainers.common.lifecycle import run_in_folder
     from trainers.offpolicy.config import OffPolicyConfig, load_offpolicy_config
     from trainers.offpolicy.runner import load_run_config
     from unilab_envs.config import ConfigError, deep_merge, from_dict, parse_overrides, to_dict
@@ -53,12 +52,7 @@ def train_offpolicy(args: argparse.Namespace) -> int:
 
         print(yaml.safe_dump(to_dict(cfg), sort_keys=False), end="")
         return 0
-    try:
-        claim_run_folder(cfg.out_dir, resume=args.resume, overwrite=args.overwrite)
-    except RunFolderError as e:
-        return fail("train", e)
-    with output_to_log(cfg.out_dir):
-        return _run(args, cfg)
+    return run_in_folder(cfg.out_dir, lambda: _run(args, cfg), resume=args.resume, overwrite=args.overwrite)
 
 
 def _run(args: argparse.Namespace, cfg) -> int:

@@ -17,8 +17,7 @@ def train(args: argparse.Namespace) -> int:
     """``unilab train --algo ppo``; the exit status."""
     from trainers.cli_checks import UsageError, check_device, check_env_kwargs, check_task, fail
     from trainers.common.checkpoint import CheckpointError
-    from trainers.common.lifecycle import claim_run_folder, output_to_log
-    from trainers.common.run_folder import RunFolderError
+    from trainers.common.lifecycle import run_in_folder
     from trainers.ppo.config import ConfigError, load_config, to_dict
 
     flags = dict(num_envs=args.num_envs, total_steps=args.total_steps, device=args.device, seed=args.seed,
@@ -41,13 +40,9 @@ def train(args: argparse.Namespace) -> int:
         import yaml
         print(yaml.safe_dump(to_dict(cfg), sort_keys=False), end="")
         return 0
-    if int(os.environ.get("WORLD_SIZE", "1") or 1) <= 1:  # torchrun: a restarted group goes on in its folder
-        try:
-            claim_run_folder(cfg.out_dir, resume=args.resume, reads=args.init_from, overwrite=args.overwrite)
-        except RunFolderError as e:
-            return fail("train", e)
-    with output_to_log(cfg.out_dir):
-        return _run(args, cfg)
+    single = int(os.environ.get("WORLD_SIZE", "1") or 1) <= 1  # torchrun: a restarted group goes on in its folder
+    return run_in_folder(cfg.out_dir, lambda: _run(args, cfg), claim=single, resume=args.resume, reads=args.init_from,
+                         overwrite=args.overwrite)
 
 
 def _run(args: argparse.Namespace, cfg) -> int:

@@ -69,9 +69,8 @@ def train_from_args(args: argparse.Namespace) -> int:
     import os
 
     from trainers.cli_checks import UsageError, check_device, check_task, fail
-    from trainers.common.lifecycle import claim_run_folder, output_to_log
-    from trainers.common.run_folder import RunFolderError, out_folder_problem
-    from trainers.common.signals import exit_status
+    from trainers.common.lifecycle import claim_run_folder, run_in_folder
+    from trainers.common.run_folder import out_folder_problem
     from trainers.ppo.config import DEFAULT_TASK
 
     _from_resumed_run(args)
@@ -88,27 +87,30 @@ def train_from_args(args: argparse.Namespace) -> int:
     args.num_envs = args.num_envs or 16
     args.total_steps = args.total_steps or 1_000_000
     args.out = args.out or str(Path("runs") / f"{args.task.replace('/', '_')}_{args.algo}")
-    claim = lambda: claim_run_folder(args.out, resume=args.resume, overwrite=args.overwrite)  # noqa: E731
+    if args.overwrite:  # moved aside once every setting is checked, right before the run folder is made
+        problem = out_folder_problem(args.out)  # no folder can be made there (a file): refused now all the same
+        if problem:
+            return fail("train", problem)
+        args.before_first_write = lambda: claim_run_folder(args.out, resume=args.resume, overwrite=True)
+    return run_in_folder(args.out, lambda: _run(args), claim=not (args.overwrite or args.print_config),
+                         resume=args.resume)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """The SB3 run of the checked ``args``; the exit status."""
+    from trainers.cli_checks import fail
+    from trainers.common.run_folder import RunFolderError
+    from trainers.common.signals import exit_status
+
     try:
-        if args.overwrite:  # moved aside once every setting is checked, right before the run folder is made
-            problem = out_folder_problem(args.out)  # no folder can be made there (a file): refused now all the same
-            if problem:
-                raise RunFolderError(problem)
-            args.before_first_write = claim
-        elif not args.print_config:
-            claim()
-    except RunFolderError as e:
+        path = train_sb3(args)  # checks every setting before it creates the run folder
+    except (ConfigError, RunFolderError) as e:
         return fail("train", e)
-    with output_to_log(args.out):
-        try:
-            path = train_sb3(args)  # checks every setting before it creates the run folder
-        except (ConfigError, RunFolderError) as e:
-            return fail("train", e)
-        except KeyboardInterrupt:  # during setup; once training runs, Ctrl-C stops it and saves (train_sb3)
-            print("unilab train: interrupted before the first env step; nothing was saved", file=sys.stderr)
-            return 130
-        print(f"model: {path}")
-        return exit_status(getattr(args, "stop_signal", None)) if getattr(args, "interrupted", False) else 0
+    except KeyboardInterrupt:  # during setup; once training runs, Ctrl-C stops it and saves (train_sb3)
+        print("unilab train: interrupted before the first env step; nothing was saved", file=sys.stderr)
+        return 130
+    print(f"model: {path}")
+    return exit_status(getattr(args, "stop_signal", None)) if getattr(args, "interrupted", False) else 0
 
 
 def _from_resumed_run(args: argparse.Namespace) -> None:
