@@ -20,21 +20,6 @@ def fail(command: str, message: object) -> int:
     return 2
 
 
-def report_training(result, counted: str) -> None:
-    """The lines ``unilab train`` prints when a run ends (the bundled PPO's and the off-policy learner's):
-    steps, ``counted`` (``"40 iterations"``, ``"6604 updates"``), time, return and success, why it stopped
-    early, the checkpoint and the learning curve."""
-    s = result.stats
-    print(f"{'stopped' if result.interrupted else 'done'}: {result.env_steps} steps, {counted}, "
-          f"{result.wall_time:.0f} s; return {s.get('episode/return', float('nan')):.3f}"
-          + (f", success {s['episode/success']:.1%}" if "episode/success" in s else ""))
-    if result.stop_reason:
-        print(f"stopped early: {result.stop_reason} (the config's stop: section)")
-    print(f"checkpoint: {result.checkpoint}")
-    if result.learning_curve:
-        print(f"learning curve: {result.learning_curve}")
-
-
 def step_count(text: str) -> int:
     """argparse type: ``2e6``, ``2_000_000``, ``2000000`` -> 2000000."""
     try:
