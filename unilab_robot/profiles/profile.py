@@ -82,8 +82,31 @@ def _check(data: Mapping[str, Any]) -> None:
             raise ConfigError(f"profile section {name!r}: {e}") from None
 
 
+class _ReadOnly(Mapping):
+    """A mapping handing out copies of its values, so no consumer can change it for the next: a
+    :class:`Profile` (the resolved mapping) and its ``sections`` / ``options``."""
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        self._data = copy.deepcopy(dict(data))
+
+    def __getitem__(self, key: str) -> Any:
+        return copy.deepcopy(self._data[key])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._data
+
+    def __repr__(self) -> str:
+        return repr(self._data)
+
+
 @dataclass(frozen=True, eq=False)
-class Profile(Mapping):
+class Profile(_ReadOnly):
     """A resolved sim-to-real profile (see the module docstring); build it with :func:`resolve`.
 
     Attributes:
@@ -101,20 +124,7 @@ class Profile(Mapping):
     env_id: str | None
     sections: Mapping[str, Any]
     options: Mapping[str, Any]
-    _data: dict[str, Any] = field(repr=False)
-
-    # --- the resolved mapping (copies: a consumer cannot change it for the next) ------------
-    def __getitem__(self, key: str) -> Any:
-        return copy.deepcopy(self._data[key])
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._data)
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._data
+    _data: dict[str, Any] = field(repr=False)  # the resolved mapping, read through _ReadOnly's copies
 
     def __repr__(self) -> str:
         return f"Profile({self.label!r}, sections={list(self.sections)})"
@@ -175,25 +185,6 @@ def _build(data: Mapping[str, Any], name: str | None, source: Any) -> Profile:
     return Profile(name=name, source=copy.deepcopy(source), description=data.get("description"),
                    robot=data.get("robot"), env_id=data.get("env_id"), sections=_ReadOnly(sections),
                    options=_ReadOnly(options), _data=copy.deepcopy(data))
-
-
-class _ReadOnly(Mapping):
-    """A mapping handing out copies of its values (a Profile's ``sections`` / ``options``)."""
-
-    def __init__(self, data: Mapping[str, Any]) -> None:
-        self._data = copy.deepcopy(dict(data))
-
-    def __getitem__(self, key: str) -> Any:
-        return copy.deepcopy(self._data[key])
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._data)
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-    def __repr__(self) -> str:
-        return repr(self._data)
 
 
 def resolve(profile: str | Path | Mapping[str, Any] | Profile, overrides: Mapping[str, Any] | None = None) -> Profile:
