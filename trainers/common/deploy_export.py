@@ -23,6 +23,7 @@ import yaml
 
 from trainers.common.atomic import atomic_write
 from unilab_robot.deploy.spec import ONNX_METADATA_KEY, SPEC_FILENAME, DeploySpec, Precision
+from unilab_robot.profiles import Profile, resolve
 
 
 def _run_config(run_folder: Path) -> dict[str, Any] | None:
@@ -69,9 +70,12 @@ def run_recurrent(run_folder: Path) -> Any:
     return Recurrent(kind=str(policy["recurrent"]), size=int(policy["recurrent_hidden"]))
 
 
-def run_sim2real(run_folder: Path) -> Any:
-    """The sim-to-real profile a run trained under (its config's ``sim2real``: a name, a path or a mapping), or ``None``."""
-    return (_run_config(run_folder) or {}).get("sim2real") or None
+def run_profile(run_folder: Path) -> Profile | None:
+    """The sim-to-real profile a run trained under (its config's ``sim2real``: a name, a path or a mapping),
+    resolved once (:func:`unilab_robot.profiles.resolve`), or ``None`` (the bare env). A profile that no
+    longer resolves raises :class:`~unilab_robot.config.ConfigError` or ``FileNotFoundError`` (one line)."""
+    sim2real = (_run_config(run_folder) or {}).get("sim2real")
+    return resolve(sim2real) if sim2real else None
 
 
 #: the ``source`` of a spec's safety section when the run trained without a guard
@@ -86,19 +90,15 @@ def run_safety(run_folder: Path) -> tuple[dict[str, Any], str]:
     play and the robot run the guard the policy learned under; else ``{}`` (the defaults),
     with :data:`DEFAULT_SAFETY_SOURCE`.
     """
-    cfg = _run_config(Path(run_folder)) or {}
-    sim2real = cfg.get("sim2real")
-    if sim2real:
-        from unilab_robot.profiles import resolve_profile
-
-        try:
-            section = resolve_profile(sim2real).get("safety")
-        except (ValueError, OSError):  # a profile that is gone: the defaults, said so
-            section = None
-        if section is not None:
-            name = sim2real if isinstance(sim2real, str) else sim2real.get("extends", "inline")
-            return dict(section), f"the safety section of the run's sim-to-real profile ({name}, as the run resolved it)"
-    return {}, DEFAULT_SAFETY_SOURCE
+    try:
+        profile = run_profile(Path(run_folder))
+    except (ValueError, TypeError, OSError):  # a profile that is gone: the defaults, said so
+        profile = None
+    if profile is None or "safety" not in profile.sections:
+        return {}, DEFAULT_SAFETY_SOURCE
+    name = profile.name or profile.source.get("extends", "inline")
+    source = f"the safety section of the run's sim-to-real profile ({name}, as the run resolved it)"
+    return profile.sections["safety"], source
 
 
 def embed_spec(onnx_path: Path, spec: DeploySpec) -> None:

@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from unilab_robot.deploy.spec import PRECISIONS  # ("fp32", "fp16", "int8")
+from unilab_robot.profiles import Profile
 
 from .atomic import atomic_write
 
@@ -250,11 +251,11 @@ class PrecisionReport:
                          samples=sum(x.samples for x in measured), bound=self.bound, measured=measured)
 
 
-def profile_label(sim2real: Any) -> str:
+def profile_label(profile: Profile) -> str:
     """How a profile's observation set is named in the report and the spec: ``sim2real <name>``."""
-    if isinstance(sim2real, str):
-        return f"sim2real {sim2real}"
-    extends = sim2real.get("extends") if isinstance(sim2real, dict) else None
+    if profile.name is not None:
+        return f"sim2real {profile.name}"
+    extends = profile.source.get("extends")
     return f"sim2real {extends} (the run's profile)" if extends else "sim2real (the run's inline profile)"
 
 
@@ -265,9 +266,9 @@ def reduce_precision(fp32: str | Path, out: str | Path, precision: str, task: st
 
     The observations are ``obs`` when given, else recorded by running the fp32 policy in
     ``task`` (:func:`record_observations`): on the bare task, and also under ``sim2real``
-    (the run's profile) when given. Raises :class:`PrecisionError` (and writes nothing)
-    when the max action error on either set exceeds ``bound`` (default
-    :data:`DEFAULT_BOUNDS`) unless ``force``.
+    (the run's profile: a ``Profile``, name, path or mapping, resolved once) when given.
+    Raises :class:`PrecisionError` (and writes nothing) when the max action error on either
+    set exceeds ``bound`` (default :data:`DEFAULT_BOUNDS`) unless ``force``.
     """
     if precision == "fp32":
         convert(fp32, out, "fp32")
@@ -286,8 +287,11 @@ def reduce_precision(fp32: str | Path, out: str | Path, precision: str, task: st
                                  f"in; export fp32 (the default)")
         sets = {BARE: record_observations(fp32, task, env_kwargs, obs_history=obs_history)}
         if sim2real is not None:
-            sets[profile_label(sim2real)] = record_observations(fp32, task, env_kwargs, obs_history=obs_history,
-                                                                sim2real=sim2real)
+            from .envs import without_curricula
+
+            profile = without_curricula(sim2real)  # resolved once: the set's name and the envs it is recorded in
+            sets[profile_label(profile)] = record_observations(fp32, task, env_kwargs, obs_history=obs_history,
+                                                               sim2real=profile)
     with tempfile.TemporaryDirectory() as work:
         candidate = convert(fp32, Path(work) / f"policy_{precision}.onnx", precision)
         errors = tuple(action_error(fp32, candidate, o, on) for on, o in sets.items())
@@ -307,9 +311,9 @@ def reduce_run_precision(fp32: str | Path, out: str | Path, run_folder: str | Pa
                          bound: float | None = None, force: bool = False) -> PrecisionReport:
     """:func:`reduce_precision` with the observations recorded in ``run_folder``'s task (its ``config.yaml``),
     bare and under the run's sim-to-real profile when it trained under one."""
-    from .deploy_export import run_history, run_sim2real, run_task
+    from .deploy_export import run_history, run_profile, run_task
 
     found = run_task(Path(run_folder))
     task, env_kwargs = found if found is not None else (None, None)
     return reduce_precision(fp32, out, precision, task, env_kwargs, bound=bound, force=force,
-                            obs_history=run_history(Path(run_folder)), sim2real=run_sim2real(Path(run_folder)))
+                            obs_history=run_history(Path(run_folder)), sim2real=run_profile(Path(run_folder)))

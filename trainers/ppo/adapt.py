@@ -225,20 +225,23 @@ def train_config(source: Path, sim2real: str | dict | None, out: Path, settings:
 
 
 def keep_privileged_critic(shifted: str | dict | None, trained: str | dict | None) -> str | dict | None:
-    """``shifted``, with the trained profile's ``privileged_critic`` when it sets none itself.
+    """``shifted`` (as the rounds' config stores it), with the trained profile's ``privileged_critic`` when
+    it sets none itself.
 
     What the critic sees is a training device, not dynamics: keeping it keeps the critic's
     input, so the source's critic (not a fresh one, whose first advantages are noise) goes on
-    learning. A profile that sets ``privileged_critic`` (``false`` included) is used as given;
-    ``none`` stays the bare env. A profile that does not resolve is returned as it is (the
-    config check says what is wrong with it)."""
-    from unilab_robot.profiles import resolve_profile
+    learning. Each profile is read resolved (its :class:`~unilab_robot.profiles.Profile`'s
+    ``options``): one that sets ``privileged_critic`` (``false`` included; ``null`` is unset,
+    as everywhere a profile is resolved) is used as given; ``none`` stays the bare env. A
+    profile that does not resolve is returned as it is (the config check says what is wrong
+    with it)."""
+    from unilab_robot.profiles import resolve
 
     if shifted is None or trained is None:
         return shifted
     try:
-        critic = resolve_profile(trained).get("privileged_critic")
-        if not critic or "privileged_critic" in resolve_profile(shifted):
+        critic = resolve(trained).options.get("privileged_critic")
+        if not critic or "privileged_critic" in resolve(shifted).options:
             return shifted
     except (ValueError, TypeError, OSError):
         return shifted
