@@ -37,7 +37,7 @@ from unilab_robot.deploy.grasp import grasp_parts
 from unilab_robot.deploy.camera import camera_section
 from unilab_robot.deploy.height_scan import terrain_section
 from unilab_robot.deploy.safety import actuator_torque_limit
-from unilab_robot.deploy.spec import (Action, Command, DeploySpec, Episode, Gait, ModelInfo, Normalizer,
+from unilab_robot.deploy.spec import (Action, Command, DeploySpec, Episode, Estimator, Gait, ModelInfo, Normalizer,
                                      Observation, ObsGroup, SpecError, TaskInfo, Timing, validate)
 
 
@@ -263,16 +263,41 @@ def spec_from_env(env: Any, env_id: str, safety: Any = None, safety_source: str 
     return spec
 
 
-def deploy_spec_for(env_id: str, *, safety: Any = None, safety_source: str = "", **env_kwargs: Any) -> DeploySpec:
+def deploy_spec_for(env_id: str, *, safety: Any = None, safety_source: str = "", estimator: Any = None,
+                    **env_kwargs: Any) -> DeploySpec:
     """Build the deploy spec of task ``env_id`` made with ``env_kwargs`` (e.g. ``model_path=``).
 
     ``safety`` / ``safety_source``: the guard's section to resolve and write (:func:`spec_from_env`).
+    ``estimator``: the groups a policy's learned state estimator estimates (its ``policy.estimator.targets``):
+    the spec's ``estimator`` section (:func:`estimator_section`); ``None``: none.
     """
-    env, _ = _one_env(env_id, **env_kwargs)
+    env, task = _one_env(env_id, **env_kwargs)
     try:
-        return spec_from_env(env, env_id, safety, safety_source)
+        spec = spec_from_env(env, env_id, safety, safety_source)
+        if estimator is None:
+            return spec
+        spec = dataclasses.replace(spec, estimator=estimator_section(task, tuple(estimator)))
+        validate(spec)
+        return spec
     finally:
         env.close()
+
+
+def estimator_section(task: Any, targets: tuple[str, ...]) -> Estimator:
+    """The spec's ``estimator`` section of a policy that estimates ``task``'s privileged groups ``targets``, in order,
+    with their units and meaning from the task's declarations; :class:`SpecError` for a target it does not declare
+    as a privileged group."""
+    declared = getattr(task, "declared_groups", {}) or {}
+    privileged = getattr(task, "privileged_obs_groups", {}) or {}
+    groups, at = [], 0
+    for name in targets:
+        if name not in privileged or name not in declared:
+            raise SpecError(f"the policy's estimator estimates {name!r}, which {type(task).__name__} does not declare as "
+                            f"a privileged observation group (its privileged groups: {list(privileged)})")
+        size = privileged[name].stop - privileged[name].start
+        groups.append(ObsGroup(name, at, at + size, declared[name].units, declared[name].doc))
+        at += size
+    return Estimator(size=at, groups=tuple(groups))
 
 
 def task_group_builders(module: str | ModuleType) -> dict[str, Callable]:

@@ -19,7 +19,9 @@ stricter where a user's env may be:
 - ``get_state``/``set_state`` (so resume can be checked bit-exactly) and ``place``.
 
 obs = [pos (2), goal (2)]; privileged obs = [goal - pos (2), |goal - pos|]. It learns
-in a few seconds, which keeps the end-to-end tests short.
+in a few seconds, which keeps the end-to-end tests short. ``named_groups=True`` names them as a
+UniLab task does (``obs_groups``: ``pos``, ``goal``; ``privileged_obs_groups``: ``offset``,
+``distance``), e.g. for a state estimator's targets.
 """
 
 from __future__ import annotations
@@ -40,8 +42,11 @@ class PointReach(gym.vector.VectorEnv):
 
     def __init__(self, num_envs: int = 8, *, max_episode_steps: int = 40, render_mode=None,
                  autoreset_mode=AutoresetMode.SAME_STEP, seed=None, privileged: bool = True,
-                 arena: float = np.inf, success_radius: float = 0.1):
+                 arena: float = np.inf, success_radius: float = 0.1, named_groups: bool = False):
         self.num_envs = num_envs
+        if named_groups:
+            self.obs_groups = {"pos": slice(0, 2), "goal": slice(2, 4)}
+            self.privileged_obs_groups = {"offset": slice(0, 2), "distance": slice(2, 3)}
         self.max_episode_steps = max_episode_steps
         self.render_mode = render_mode
         self.arena, self.success_radius = arena, success_radius

@@ -38,10 +38,16 @@ def _flat_state(path):
             if isinstance(v, torch.Tensor) or (isinstance(v, (int, float)) and not isinstance(v, bool))}
 
 
-@pytest.mark.parametrize("mode, overlap", [("SameStep", False), ("NextStep", False), ("SameStep", True),
-                                           ("NextStep", True)])
-def test_resume_equals_uninterrupted_run(tmp_path, mode, overlap):
-    env_kwargs = {"env_kwargs": {"autoreset_mode": mode, "max_episode_steps": 10}, "overlap": overlap}
+#: a learned state estimator (trainers.ppo.estimator) of PointReach's privileged goal offset
+ESTIMATOR = {"policy": {"estimator": {"targets": ["offset"], "hidden": [16]}}}
+
+
+@pytest.mark.parametrize("mode, overlap, estimator", [("SameStep", False, False), ("NextStep", False, False),
+                                                      ("SameStep", True, False), ("NextStep", True, False),
+                                                      ("SameStep", False, True), ("NextStep", True, True)])
+def test_resume_equals_uninterrupted_run(tmp_path, mode, overlap, estimator):
+    env_kwargs = {"env_kwargs": {"autoreset_mode": mode, "max_episode_steps": 10, **({"named_groups": True} if estimator else {})},
+                  "overlap": overlap, **(ESTIMATOR if estimator else {})}
     full = train(tiny_cfg(tmp_path / "full", **env_kwargs))
     assert full.iterations == 4 and (tmp_path / "full" / "checkpoint_2.pt").exists()
     resumed = train(tiny_cfg(tmp_path / "resumed", **env_kwargs), resume=tmp_path / "full" / "checkpoint_2.pt")
@@ -56,6 +62,10 @@ def test_resume_equals_uninterrupted_run(tmp_path, mode, overlap):
     # the logged losses of iterations 3 and 4 match too
     la, lb = read_csv(tmp_path / "full" / "progress.csv"), read_csv(tmp_path / "resumed" / "progress.csv")
     assert la["loss/value"][2:] == lb["loss/value"]
+    if estimator:  # its weights and their Adam moments are saved, and its logged error goes on as straight
+        assert any(k.startswith("/algo/policy/actor.estimator.") for k in a)
+        assert la["loss/estimator"][2:] == lb["loss/estimator"]
+        assert la["estimator/rmse_offset_0"][2:] == lb["estimator/rmse_offset_0"]
 
 
 def test_resume_rewrites_log_after_the_checkpoint(tmp_path):

@@ -78,6 +78,12 @@ def run_profile(run_folder: Path) -> Profile | None:
     return resolve(sim2real) if sim2real else None
 
 
+def run_estimator(run_folder: Path) -> tuple[str, ...] | None:
+    """The groups a run's learned state estimator estimates (its config's ``policy.estimator.targets``), or ``None``."""
+    estimator = ((_run_config(run_folder) or {}).get("policy") or {}).get("estimator")
+    return tuple(estimator.get("targets") or ()) if isinstance(estimator, dict) else None
+
+
 #: the ``source`` of a spec's safety section when the run trained without a guard
 DEFAULT_SAFETY_SOURCE = ("defaults (the run trained without a safety section): SafetyConfig's defaults on the "
                          "training model's joint ranges, actuator force and control ranges and the task's fall angle")
@@ -109,11 +115,24 @@ def embed_spec(onnx_path: Path, spec: DeploySpec) -> None:
     graph_in = model.graph.input[0].type.tensor_type.shape.dim[-1].dim_value
     graph_out = model.graph.output[0].type.tensor_type.shape.dim[-1].dim_value
     spec.require_sizes(int(graph_in), int(graph_out), str(onnx_path))
+    _require_estimate(model, spec, str(onnx_path))
     kept = [(p.key, p.value) for p in model.metadata_props if p.key != ONNX_METADATA_KEY]
     del model.metadata_props[:]
     for key, value in kept + [(ONNX_METADATA_KEY, spec.to_json())]:
         model.metadata_props.add(key=key, value=value)
     atomic_write(Path(onnx_path), lambda tmp: onnx.save(model, tmp))
+
+
+def _require_estimate(model, spec: DeploySpec, where: str) -> None:
+    """The graph has the output the spec's ``estimator`` section names, as wide as it says (``ValueError`` if not);
+    a spec without the section asks nothing."""
+    if spec.estimator is None:
+        return
+    widths = {o.name: o.type.tensor_type.shape.dim[-1].dim_value for o in model.graph.output}
+    name, size = spec.estimator.output, spec.estimator.size
+    if widths.get(name) != size:
+        raise ValueError(f"{where} has no {size}-wide output {name!r} (its outputs: {widths}), which the deploy spec's "
+                         f"estimator section names; export the run's policy with `unilab export RUN`")
 
 
 def copy_motion_clips(spec: DeploySpec, folder: str | Path) -> list[Path]:
@@ -140,7 +159,7 @@ def _write_beside(onnx_path: Path, spec: DeploySpec) -> Path:
 
 def build_spec(task: str, env_kwargs: dict[str, Any] | None = None, precision: Precision | None = None,
                safety: tuple[dict[str, Any], str] | dict[str, Any] | None = None,
-               history: dict[str, Any] | None = None) -> DeploySpec:
+               history: dict[str, Any] | None = None, estimator: tuple[str, ...] | None = None) -> DeploySpec:
     """``task``'s deploy spec with the sections :func:`attach_deploy_spec` documents."""
     import dataclasses
 
@@ -150,7 +169,7 @@ def build_spec(task: str, env_kwargs: dict[str, Any] | None = None, precision: P
     import_task_module(task)  # "module:Id": the user's module, from the current directory too
     kwargs = {k: v for k, v in (env_kwargs or {}).items() if k != "num_threads"}
     section, source = safety if isinstance(safety, tuple) else (safety, "given to the export")
-    spec = deploy_spec_for(task, safety=section, safety_source=source, **kwargs)
+    spec = deploy_spec_for(task, safety=section, safety_source=source, estimator=estimator, **kwargs)
     if precision is not None:
         spec = dataclasses.replace(spec, precision=precision)
     if history is not None:
@@ -194,7 +213,8 @@ def run_spec(run_folder: str | Path, precision: Precision | None = None) -> Depl
         return None
     task, kwargs = found
     try:
-        spec = build_spec(task, kwargs, precision, run_safety(Path(run_folder)), run_history(Path(run_folder)))
+        spec = build_spec(task, kwargs, precision, run_safety(Path(run_folder)), run_history(Path(run_folder)),
+                          run_estimator(Path(run_folder)))
     except NoDeploySpec:
         return None
     recurrent = run_recurrent(Path(run_folder))  # a recurrent policy's hidden state (h_in / h_out)

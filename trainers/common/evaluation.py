@@ -69,6 +69,9 @@ class EvalResult:
     episode_success: tuple[bool, ...] = dataclasses.field(default=(), compare=False, repr=False)
     episode_metrics: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
     episode_groups: tuple[str, ...] | None = dataclasses.field(default=None, compare=False, repr=False)
+    #: a policy with a learned state estimator (trainers.ppo.estimator): ``estimator/rmse_<target>_<axis>`` over
+    #: every evaluated step, against the env's privileged observation; empty otherwise
+    estimator_rmse: dict = dataclasses.field(default_factory=dict, compare=False)
 
     def walk_rate(self, min_tracking: float = WALK_TRACKING) -> float | None:
         """Joystick tasks: the share of counted episodes that did not fall and tracked the commanded
@@ -116,6 +119,9 @@ class EvalResult:
             s += f"  success {self.success_rate:.1%}  ended early {self.fall_rate:.1%} (a success can end an episode)"
         for name, values in self.episode_metrics.items():
             s += f"  {name} {np.mean(values):.3g}"
+        if self.estimator_rmse:
+            s += "  estimator RMSE " + " ".join(f"{k.removeprefix('estimator/rmse_')} {v:.3g}"
+                                                for k, v in self.estimator_rmse.items())
         if self.video is not None:
             s += f"  video {self.video}"
         return s
@@ -210,7 +216,9 @@ def run_episodes(env: gym.vector.VectorEnv, act: ActionFn, episodes: int, seed: 
     is its own); Box actions are clipped to the action space before the step. ``skip_first``
     leaves out each env's first episode (partial when the env spreads episode starts). An ``act``
     with a ``reset_rows(mask)`` method (a recurrent policy's state per env) is told after each step
-    which rows start an episode at their next observation.
+    which rows start an episode at their next observation; one with an ``observe(obs, info)`` method
+    (a state estimator's error meter) is shown each observation and the info it came with, before
+    ``act`` acts on it.
     ``recorder``: film one whole episode of env 0 (the first counted one) and write it; the
     env must render ``rgb_array``. The caller owns ``env`` and closes it.
     """
@@ -234,10 +242,13 @@ def run_episodes(env: gym.vector.VectorEnv, act: ActionFn, episodes: int, seed: 
     group_key = getattr(task, "episode_group", None)
     pending = np.zeros(num_envs, bool)  # NEXT_STEP: the next step resets these rows
     reset_rows = getattr(act, "reset_rows", None)  # a recurrent policy's state: zeroed where an episode starts
+    observe = getattr(act, "observe", None)  # a state estimator's meter: each observation and its info
     try:
         if filming:
             recorder.add(env.render())
         while seen.min() < stop_at:
+            if observe is not None:
+                observe(obs, info)
             obs, reward, term, trunc, info = env.step(_as_env_actions(act(obs), space))
             valid = ~pending
             ret += np.where(valid, reward, 0.0)

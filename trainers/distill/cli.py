@@ -75,6 +75,9 @@ def build_configs(args: argparse.Namespace):
     if cfg.policy.recurrent is not None:  # DAgger's student is fitted row by row: no sequences, no hidden state
         raise ConfigError("policy.recurrent: distilling into a recurrent student is not supported yet; distill into "
                           "a feed-forward student (policy.recurrent: null), e.g. with obs_history for memory")
+    if cfg.policy.estimator is not None:  # DAgger fits the student's actions: its estimator would learn nothing
+        raise ConfigError("policy.estimator: distilling into a student with a state estimator is not supported yet; "
+                          "distill into one without (policy.estimator: null)")
     section = parse_overrides(ours).get("distill", {})
     return cfg, from_dict(DistillConfig, {**section, "teacher": args.teacher}, prefix="distill.")
 

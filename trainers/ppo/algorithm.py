@@ -39,6 +39,11 @@ class PPO:
         self.critic_normalizer = critic_normalizer
         self.amp_device = amp_device_type(cfg.amp, self.device)  # None: float32 (trainers.common.mixed_precision)
         self.params = list(policy.parameters())
+        # a state estimator's weights (trainers.ppo.estimator): in the one optimizer, their gradient (the supervised
+        # loss's alone) clipped on its own, so it does not shrink the policy's steps
+        estimator = policy.estimator_parameters() if hasattr(policy, "estimator_parameters") else []
+        self.clip_groups = [[p for p in self.params if all(p is not q for q in estimator)]] + (
+            [estimator] if estimator else [])
         self.graphed = None
         # a recurrent actor's minibatches are env sequences: eager (the captured step gathers flat rows)
         if cfg.cuda_graph and self.device.type == "cuda" and not policy.hidden_size:
@@ -128,7 +133,9 @@ class PPO:
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         self.reduce_gradients()
-        norm = nn.utils.clip_grad_norm_(self.params, self.cfg.max_grad_norm, foreach=True)
+        norm = nn.utils.clip_grad_norm_(self.clip_groups[0], self.cfg.max_grad_norm, foreach=True)
+        for group in self.clip_groups[1:]:  # the estimator's
+            nn.utils.clip_grad_norm_(group, self.cfg.max_grad_norm, foreach=True)
         self.optimizer.step()
         self.policy.bound_std_()
         return norm
@@ -158,6 +165,7 @@ class PPO:
         if cfg.normalize_advantages and cfg.advantage_scope == "rollout":
             mask = storage.mask if storage.has_masked_rows else None
             adv = L.normalized_advantages(adv.flatten(), None if mask is None else mask.flatten()).view_as(adv)
+        estimated = self.estimator_error(storage)  # the rollout's estimates, before the update trains on them
         if self.graphed is not None:
             sums, n = self.graphed.run(storage, generator, adv)
         else:
@@ -169,9 +177,26 @@ class PPO:
         stats = dict(zip(L.MINIBATCH_STATS, (sums / max(n, 1)).tolist()))
         if self.symmetry is None:
             del stats["loss/symmetry"]
+        if storage.targets is None:
+            del stats["loss/estimator"]
+        stats.update(estimated)
         stats["learning_rate"] = self.learning_rate
         stats["policy/std"] = float(torch.exp(self.policy.log_std.detach()).mean())
         return stats
+
+    @torch.no_grad()
+    def estimator_error(self, storage: RolloutStorage) -> dict[str, float]:
+        """``estimator/rmse_<target>_<axis>`` of the rollout's estimates against its true values (masked rows
+        left out); empty without a state estimator (trainers.ppo.estimator)."""
+        if storage.targets is None:
+            return {}
+        from .estimator import rmse_stats
+
+        T, N, K = storage.targets.shape
+        with self.autocast():
+            estimate = self.policy.estimate(storage.obs.reshape(T * N, -1))
+        mask = storage.mask.reshape(-1) if storage.has_masked_rows else None
+        return rmse_stats(estimate, storage.targets.reshape(T * N, K), mask, self.policy.estimator_labels)
 
     def losses(self, mb: Minibatch, old_log_std: torch.Tensor):
         """``(loss, kl, stats)`` of one minibatch: ``stats`` holds :data:`~trainers.ppo.losses.LOSS_STATS` in order."""
@@ -193,6 +218,12 @@ class PPO:
                                           cfg.clip if cfg.clip_value_loss else None, mb.mask)
         entropy = L.gaussian_entropy(log_std)
         loss = policy_loss + cfg.value_coef * value_loss - cfg.entropy_coef * entropy
+        estimator = torch.zeros((), device=loss.device)
+        if mb.targets is not None:  # the state estimator's supervised loss (its gradient reaches only it)
+            with self.autocast():
+                estimate = self.policy.estimate(mb.obs)
+            estimator = L.estimator_loss(estimate.float(), mb.targets, mb.mask)
+            loss = loss + self.policy.estimator_coef * estimator
         symmetry = torch.zeros((), device=loss.device)
         if self.symmetry is not None:
             with self.autocast():  # the mirrored forward pass; its output is cast to float32 inside
@@ -202,7 +233,7 @@ class PPO:
             kl = L.masked_mean(L.gaussian_kl(mb.action_means, old_log_std, mean, log_std), mb.mask)
             clip_frac = L.masked_mean(((log_prob - mb.log_probs).exp() - 1.0).abs().gt(cfg.clip).float(), mb.mask)
             named = {"loss/policy": policy_loss, "loss/value": value_loss, "loss/entropy": entropy, "loss/kl": kl,
-                     "loss/clip_fraction": clip_frac, "loss/symmetry": symmetry}
+                     "loss/clip_fraction": clip_frac, "loss/symmetry": symmetry, "loss/estimator": estimator}
             stats = torch.stack([named[name].detach() for name in L.LOSS_STATS])
         return loss, kl, stats
 

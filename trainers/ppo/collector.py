@@ -229,6 +229,9 @@ class Collector:
         H = algo.policy.hidden_size
         self.hidden = torch.zeros(self.num_envs, H, device=device) if H else None
         self.starts = torch.zeros(self.num_envs, dtype=torch.bool, device=device) if H else None
+        # a state estimator's targets: these columns of the raw critic input (trainers.ppo.estimator)
+        cols = algo.policy.target_columns
+        self.target_columns = torch.as_tensor(cols, dtype=torch.long, device=device) if cols else None
         self.overlap = overlap
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="unilab-physics") if overlap else None
 
@@ -356,6 +359,8 @@ class Collector:
         storage.obs[t, r] = obs_n
         if storage.critic_obs is not None:
             storage.critic_obs[t, r] = crit_n
+        if self.target_columns is not None:  # the true values, raw: not the normalized critic input
+            storage.targets[t, r] = sh.critic_obs.index_select(1, self.target_columns)
         storage.actions[t, r] = actions
         storage.action_means[t, r] = means
         storage.log_probs[t, r] = log_probs

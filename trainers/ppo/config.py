@@ -28,7 +28,8 @@ from unilab_envs.config import ConfigError, deep_merge, from_dict, load_yaml, pa
 from unilab_envs.config import read_yaml as _read_yaml
 from unilab_robot.deploy.history import HistoryConfig
 
-__all__ = ["CONFIG_DIR", "DEFAULT_TASK", "AlgoConfig", "ConfigError", "ImageEncoderConfig", "ImageGroupConfig",
+__all__ = ["CONFIG_DIR", "DEFAULT_TASK", "AlgoConfig", "ConfigError", "EstimatorConfig", "ImageEncoderConfig",
+           "ImageGroupConfig",
            "LogConfig", "PolicyConfig", "StopConfig",
            "TrainConfig", "deep_merge", "from_dict", "load_config", "parse_overrides", "read_yaml",
            "task_defaults_file", "to_dict"]
@@ -96,6 +97,40 @@ class ImageGroupConfig:
 
 
 @dataclass(frozen=True)
+class EstimatorConfig:
+    """A learned state estimator in the actor (:mod:`trainers.ppo.estimator`): ``policy.estimator``.
+
+    An MLP of ``hidden`` units reads the actor's (normalized) observation and regresses the true
+    values of the privileged observation groups ``targets`` (``linvel`` of a legged task trained with
+    ``env_kwargs.critic_only_groups: [linvel]``); the actor reads its observation followed by the
+    estimate. It is trained in the PPO update by a mean squared error weighted by ``coef``.
+    ``columns`` / ``sizes``: where the targets sit in the critic's input and each one's width,
+    filled in from the env when the run starts (leave them empty).
+    """
+
+    targets: tuple[str, ...] = ("linvel",)
+    hidden: tuple[int, ...] = (128, 64)
+    coef: float = 1.0
+    columns: tuple[int, ...] = ()
+    sizes: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        require(len(self.targets) > 0 and len(set(self.targets)) == len(self.targets),
+               f"policy.estimator.targets must be distinct group names (at least one), got {list(self.targets)}")
+        require(len(self.hidden) > 0 and all(h > 0 for h in self.hidden),
+               f"policy.estimator.hidden must be a non-empty list of positive ints, got {list(self.hidden)}")
+        require(self.coef > 0, f"policy.estimator.coef must be > 0 (the estimator learns from nothing else), got {self.coef}")
+        require(len(self.sizes) in (0, len(self.targets)) and all(s > 0 for s in self.sizes)
+               and sum(self.sizes) == len(self.columns) and all(c >= 0 for c in self.columns),
+               "policy.estimator.columns / sizes are filled in from the env when the run starts: leave them empty")
+
+    @property
+    def size(self) -> int:
+        """The estimate's width (0 until the columns are filled in)."""
+        return len(self.columns)
+
+
+@dataclass(frozen=True)
 class PolicyConfig:
     """Actor-critic networks (Gaussian policy with a learned, state-independent log-std)."""
 
@@ -125,6 +160,9 @@ class PolicyConfig:
     # truncated BPTT over each env's rollout; null: the feed-forward actor. The critic stays an MLP
     recurrent: str | None = None
     recurrent_hidden: int = 64
+    # a learned state estimator (trainers.ppo.estimator): the actor reads its observation and an MLP's
+    # estimate of privileged groups it does not observe ({targets: [linvel]}); null: none
+    estimator: EstimatorConfig | None = None
 
     def __post_init__(self) -> None:
         require(len(self.actor_hidden) > 0 and all(h > 0 for h in self.actor_hidden),
@@ -145,6 +183,12 @@ class PolicyConfig:
         require(self.recurrent is None or not self.mirror_average,
                "policy.mirror_average with policy.recurrent: the mirrored observation stream would need a hidden "
                "state of its own, which is not kept; set policy.mirror_average: false for a recurrent actor")
+        require(self.estimator is None or self.recurrent is None,
+               "policy.estimator with policy.recurrent is not supported: the estimator reads one observation, the "
+               "GRU a sequence; set policy.recurrent: null (an obs_history gives the estimator past frames)")
+        require(self.estimator is None or not (self.image_groups and self.image_encoder is not None),
+               "policy.estimator with image groups in the observation is not supported: the estimator reads plain "
+               "columns (set policy.estimator: null, or policy.image_encoder: null)")
         require(self.mirror_average or not self.symmetric_actor,
                "policy.symmetric_actor trains the mirror-averaged mean, which only policy.mirror_average deploys: "
                "set policy.mirror_average: true as well")

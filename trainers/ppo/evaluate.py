@@ -41,6 +41,9 @@ def load_policy(checkpoint: str | Path, device: str = "cpu") -> tuple[InferenceP
         from .recurrent import RecurrentInferencePolicy
         return RecurrentInferencePolicy(algo.obs_normalizer, algo.policy.actor).eval(), cfg, ckpt
     mirror = _mirror(cfg) if cfg.policy.mirror_average else None
+    if cfg.policy.estimator is not None:  # policy(obs) -> action, policy.estimate(obs) (trainers.ppo.estimator)
+        from .estimator import EstimatingInferencePolicy
+        return EstimatingInferencePolicy(algo.obs_normalizer, algo.policy.actor, mirror).eval(), cfg, ckpt
     return InferencePolicy(algo.obs_normalizer, algo.policy.actor, mirror).eval(), cfg, ckpt
 
 
@@ -87,9 +90,32 @@ def evaluate(checkpoint: str | Path, episodes: int = 10, num_envs: int | None = 
     try:
         check_compatible(ckpt, env_dims(env), checkpoint, critic=False)
         recorder = VideoRecorder(video, video_fps(env), max_video_frames, progress) if video is not None else None
-        return run_episodes(env, _action_fn(policy, device, env.num_envs), episodes, seed, recorder, skip_first)
+        act = _action_fn(policy, device, env.num_envs)
+        meter = _estimator_meter(act, policy, cfg, env, task, device)
+        result = run_episodes(env, meter or act, episodes, seed, recorder, skip_first)
+        if meter is not None:
+            result.estimator_rmse = meter.rmse()
+        return result
     finally:
         env.close()
+
+
+def _estimator_meter(act, policy, cfg: TrainConfig, env, task: str, device: str):
+    """``act`` that also measures a state estimator's error against ``env``'s privileged observation
+    (:class:`~trainers.ppo.estimator.MeteredActions`); ``None`` without an estimator, or where the evaluated
+    env's privileged observation lacks the targets (another task or ``critic_only_groups``: nothing to compare)."""
+    est = cfg.policy.estimator
+    if est is None:
+        return None
+    from .config import ConfigError
+    from .estimator import MeteredActions, axis_labels, resolve_targets
+
+    try:
+        columns, sizes = resolve_targets(env, est.targets, task)
+    except ConfigError:
+        return None
+    obs_dim = int(env.single_observation_space.shape[-1])
+    return MeteredActions(act, policy, np.asarray(columns) - obs_dim, axis_labels(est.targets, sizes), device)
 
 
 def _action_fn(policy: InferencePolicy, device: str, num_envs: int = 1):
@@ -131,6 +157,15 @@ def export_onnx(checkpoint: str | Path, path: str | Path | None = None, opset: i
         h = cfg.obs_history
         inputs += (f", then the last {h.length - 1} frames of {', '.join(h.groups)} (obs_history; the deploy spec's "
                    f"history section lays them out)")
+    if cfg.policy.estimator is not None:  # obs -> actions, estimate (trainers.ppo.estimator)
+        from ..common.onnx_export import ClipToBoxWithEstimate
+        est = cfg.policy.estimator
+        what = ", ".join(f"{name} ({size} columns)" for name, size in zip(est.targets, est.sizes))
+        return export_policy(ClipToBoxWithEstimate(policy, low, high), ckpt["dims"]["obs"], path, meaning,
+                             action_low=low, action_high=high, opset=opset, input_meaning=inputs,
+                             estimate_size=est.size,
+                             estimate_meaning=f"the learned state estimator's estimate of {what}, in their units: "
+                                              "the action already reads it (policy.estimator); for logging")
     if getattr(policy, "hidden_size", 0):  # obs, h_in -> actions, h_out (trainers.ppo.recurrent)
         from ..common.onnx_export import ClipToBoxRecurrent
         return export_policy(ClipToBoxRecurrent(policy, low, high), ckpt["dims"]["obs"], path, meaning,

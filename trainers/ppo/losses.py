@@ -15,7 +15,8 @@ _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
 #: What one minibatch step reports, in the order of its statistics tensor (one tensor: one device
 #: sync per update): the losses' own statistics, then the gradient norm the optimizer step adds.
-LOSS_STATS = ("loss/policy", "loss/value", "loss/entropy", "loss/kl", "loss/clip_fraction", "loss/symmetry")
+LOSS_STATS = ("loss/policy", "loss/value", "loss/entropy", "loss/kl", "loss/clip_fraction", "loss/symmetry",
+              "loss/estimator")
 MINIBATCH_STATS = (*LOSS_STATS, "loss/grad_norm")
 
 
@@ -74,6 +75,12 @@ def clipped_value_loss(values: torch.Tensor, old_values: torch.Tensor, returns: 
         clipped = old_values + torch.clamp(values - old_values, -clip, clip)
         loss = torch.maximum(loss, (clipped - returns).square())
     return masked_mean(loss, mask)
+
+
+def estimator_loss(estimate: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+    """A state estimator's supervised loss: the squared error averaged over the ``K`` columns of
+    ``estimate`` / ``targets`` ``[B, K]``, then (masked) over the rows."""
+    return masked_mean((estimate - targets).square().mean(-1), mask)
 
 
 def adaptive_learning_rate(lr: float, kl: float, desired_kl: float,

@@ -34,6 +34,8 @@ class ActorCritic(nn.Module):
 
     #: width of the actor's hidden state: 0, a feed-forward actor (trainers.ppo.recurrent has the recurrent one)
     hidden_size = 0
+    #: the critic-input columns a state estimator regresses: none (trainers.ppo.estimator has the actor with one)
+    target_columns: tuple[int, ...] = ()
 
     def __init__(self, obs_dim: int, critic_obs_dim: int, act_dim: int, cfg: PolicyConfig):
         super().__init__()
@@ -97,10 +99,14 @@ class InferencePolicy(nn.Module):
         self.actor = actor
         self.mirror = None if mirror is None else TorchMirror(mirror)
 
-    def _mean(self, obs: torch.Tensor) -> torch.Tensor:
+    def normalized(self, obs: torch.Tensor) -> torch.Tensor:
+        """The raw observation as the actor reads it (the folded-in normalizer)."""
         if self.enabled:
             obs = torch.clamp((obs - self.mean) * self.inv_std, -self.clip, self.clip)
-        return self.actor(obs)
+        return obs
+
+    def _mean(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.actor(self.normalized(obs))
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         if self.mirror is None:

@@ -66,6 +66,7 @@ from .collector import Collector
 from .config import TrainConfig, to_dict
 from .early_stop import stop_callback
 from .envs import env_dims, make_vec_env
+from .estimator import estimator_line, with_estimator
 from .faults import TrainingFault, close_log, nonfinite_message, write_failure, write_failure_message
 from .image_encoder import fix_image_columns, with_image_groups
 from .models import ActorCritic
@@ -115,7 +116,11 @@ def build_learner(dims, cfg: TrainConfig, device: torch.device, make_algo=PPO, m
 
 
 def network_class(cfg) -> type[ActorCritic]:
-    """The actor-critic class of a ``policy`` config: :class:`ActorCritic`, or the recurrent one (``policy.recurrent``)."""
+    """The actor-critic class of a ``policy`` config: :class:`ActorCritic`, the recurrent one (``policy.recurrent``)
+    or the one whose actor has a state estimator (``policy.estimator``)."""
+    if cfg.estimator is not None:
+        from .estimator import EstimatorActorCritic
+        return EstimatorActorCritic
     if cfg.recurrent is None:
         return ActorCritic
     from .recurrent import RecurrentActorCritic
@@ -175,6 +180,7 @@ class Runner:
                              + (f" ({self.num_envs} on rank {dist.rank})" if dist else ""))
         self.dims = env_dims(self.envs[0])
         self.cfg = cfg = with_image_groups(cfg, self.envs[0])  # where the CNN's images are (none: cfg as is)
+        self.cfg = cfg = with_estimator(cfg, self.envs[0])  # where the estimator's targets are (none: cfg as is)
         if any(env_dims(e) != self.dims for e in self.envs[1:]):
             raise ValueError("the envs of one run must have the same observation, action and privileged sizes")
         mirror = task_mirror(self.envs[0], cfg)
@@ -195,7 +201,8 @@ class Runner:
         self.generator = torch.Generator(device=self.device)
         self.generator.manual_seed(cfg.seed if dist is None else rank_generator_seed(cfg.seed, dist.rank))
         self.storage = RolloutStorage(cfg.algo.num_steps, self.num_envs, self.dims.obs, self.dims.privileged,
-                                      self.dims.act, self.device, hidden_size=self.algo.policy.hidden_size)
+                                      self.dims.act, self.device, hidden_size=self.algo.policy.hidden_size,
+                                      target_size=len(self.algo.policy.target_columns))
         self.collector = Collector(self.envs, self.algo, self.device, self.generator,
                                    privileged=self.dims.privileged is not None, overlap=cfg.overlap)
         if dist is not None and self.collector.reward_norm is not None:  # one set of return statistics
@@ -456,6 +463,9 @@ class Runner:
             if progress is not None:
                 progress.close()
             close_log(logger)
+        estimated = estimator_line(stats) if self.is_main else None  # the last rollout's estimator error
+        if estimated:
+            print(estimated, flush=True)
         if interrupted and self.is_main:
             print(stopped_line(self.out_dir, f"iteration {self.iteration} ({self.env_steps} steps)", ckpt_path),
                   file=sys.stderr)

@@ -20,6 +20,8 @@ last_values        [N]       f32    V(s_T), bootstrap of the unfinished tail
 advantages/returns [T, N]    f32    filled by :meth:`compute_returns`
 hidden0            [N, H]    f32    recurrent actor only: each env's state at step 0 (before ``starts[0]``)
 starts             [T, N]    f32    recurrent actor only: 1 where the state was zeroed before step t
+targets            [T, N, K] f32    state estimator only: the true (raw) values it regresses, cut from
+                                    the privileged observation (:mod:`trainers.ppo.estimator`)
 =================  ===============  ==============================================
 
 A recurrent actor (``hidden_size > 0``) is trained on whole env sequences: :meth:`minibatches`
@@ -49,11 +51,12 @@ class Minibatch:
     mask: torch.Tensor | None
     hidden: torch.Tensor | None = None  # recurrent: the B sequences' states at step 0 [B, H]
     starts: torch.Tensor | None = None  # recurrent: resets [T, B] (rows above are [T * B], time-major)
+    targets: torch.Tensor | None = None  # state estimator: the true values it regresses [B, K]
 
 
 class RolloutStorage:
     def __init__(self, num_steps: int, num_envs: int, obs_dim: int, critic_obs_dim: int | None,
-                 act_dim: int, device: torch.device | str, hidden_size: int = 0):
+                 act_dim: int, device: torch.device | str, hidden_size: int = 0, target_size: int = 0):
         T, N = num_steps, num_envs
         self.num_steps, self.num_envs, self.device = T, N, torch.device(device)
         f32 = dict(dtype=torch.float32, device=self.device)
@@ -76,6 +79,7 @@ class RolloutStorage:
         self.hidden_size = hidden_size
         self.hidden0 = torch.zeros(N, hidden_size, **f32) if hidden_size else None
         self.starts = torch.zeros(T, N, **f32) if hidden_size else None
+        self.targets = torch.zeros(T, N, target_size, **f32) if target_size else None
 
     @property
     def batch_size(self) -> int:
@@ -98,6 +102,8 @@ class RolloutStorage:
         adv = self.advantages if advantages is None else advantages
         parts = [self.obs] + ([self.critic_obs] if self.critic_obs is not None else []) + [
             self.actions, self.action_means, self.log_probs, self.values, self.returns, adv]
+        if self.targets is not None:
+            parts.append(self.targets)
         if self.has_masked_rows if with_mask is None else with_mask:
             parts.append(self.mask)
         return torch.cat([flat(x) for x in parts], dim=1), tuple(flat(x).shape[1] for x in parts)
@@ -112,9 +118,13 @@ class RolloutStorage:
         else:
             cobs = obs
         acts, means, logp, vals, rets, adv = cols[k:k + 6]
-        mask = cols[k + 6].squeeze(1) if len(cols) > k + 6 else None
+        k += 6
+        targets = None
+        if self.targets is not None:
+            targets, k = cols[k], k + 1
+        mask = cols[k].squeeze(1) if len(cols) > k else None
         return Minibatch(obs, cobs, acts, means, logp.squeeze(1), vals.squeeze(1), rets.squeeze(1),
-                         adv.squeeze(1), mask)
+                         adv.squeeze(1), mask, targets=targets)
 
     def minibatch_indices(self, num_minibatches: int, num_epochs: int, generator: torch.Generator | None):
         """Yield row indices: per epoch one permutation of the ``T * N`` rows cut into equal

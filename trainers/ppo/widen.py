@@ -54,6 +54,9 @@ def widen_for_history(ckpt: dict, sources: np.ndarray) -> dict:
         raise ValueError(f"history sources must be columns of the {obs}-column observation, got {src.min()}..{src.max()}")
     algo = dict(ckpt["algo"])
     policy = dict(algo["policy"])
+    if "actor.estimator.0.weight" in policy:  # trainers.ppo.estimator: two first layers read the observation
+        raise ValueError("--init-from cannot give an observation history to a run whose actor has a state estimator "
+                         "(policy.estimator) yet; train with obs_history from the start, or init from the run without a history")
     if "actor.0.weight" not in policy:  # an image encoder's network (trainers.ppo.image_encoder) starts elsewhere
         raise ValueError("--init-from cannot give an observation history to a run whose networks have an image encoder "
                          "(their first layers read the image's columns through a CNN); train with obs_history from the "

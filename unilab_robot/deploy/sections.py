@@ -211,6 +211,19 @@ class Recurrent:
 
 
 @dataclass(frozen=True)
+class Estimator:
+    """A learned state estimator inside ``policy.onnx`` (a bundled-PPO run's ``policy.estimator``): from the
+    observation it estimates ``groups``, values the observation does not hold (so the robot need not
+    measure them: no odometry for ``linvel``), and the action reads that estimate inside the graph. The
+    graph also gives the estimate as its output ``output`` ``[1, size]`` float32, each group's columns
+    ``[start, stop)`` in its ``unit``, for a program to log; acting needs nothing of it."""
+
+    size: int                     # the estimate's width
+    groups: tuple[ObsGroup, ...]  # what it estimates: name, columns of the output, unit, meaning
+    output: str = "estimate"      # the ONNX output that carries it
+
+
+@dataclass(frozen=True)
 class DeploySpec:
     task: TaskInfo
     timing: Timing
@@ -228,6 +241,7 @@ class DeploySpec:
     camera: Any = None  # a unilab_robot.deploy.camera.CameraSpec; absent (None): no depth camera
     motion: Any = None  # a unilab_robot.deploy.motion.MotionSpec (command kind motion); absent (None): no clips
     recurrent: Recurrent | None = None  # absent (None): a feed-forward policy, no state between steps
+    estimator: Estimator | None = None  # absent (None): the policy estimates nothing it would output
     schema: str = SCHEMA
     schema_version: int = SCHEMA_VERSION
 
@@ -251,6 +265,8 @@ class DeploySpec:
             data["motion"].pop("paths", None)  # where this computer keeps the clips: found again when loaded
         if data.get("recurrent") is None:
             data.pop("recurrent", None)  # a feed-forward policy: as in specs made before recurrent ones
+        if data.get("estimator") is None:
+            data.pop("estimator", None)  # no state estimator: as in specs made before it
         return {"schema": data.pop("schema"), "schema_version": data.pop("schema_version"), **data}
 
     def to_json(self) -> str:

@@ -80,6 +80,13 @@ small, versioned JSON document:
     ``reset`` (``episode``: zeroed at each episode's start; a hot swap resets it too).
     :mod:`unilab_robot.policy_state` keeps it, one per robot. Optional: a spec without it is
     for a feed-forward policy.
+``estimator``
+    a learned state estimator inside the graph (``policy.estimator`` of the run): the ``groups``
+    it estimates (name, columns ``[start, stop)`` of its output, unit, meaning: e.g. ``linvel``,
+    which the observation then lacks, so the robot needs no odometry), their total ``size`` and
+    the ONNX ``output`` that carries the estimate (``estimate``, ``[1, size]`` float32) for a program
+    to log. The action already reads it: running the policy needs nothing of this section.
+    Optional: a spec without it is for a policy without an estimator.
 
 Everything here is plain Python and NumPy-free JSON: a robot program imports it
 without torch, Numba or the training stack.
@@ -96,7 +103,7 @@ from unilab_robot.deploy.sections import (  # noqa: F401 (the spec's names, re-e
     SpecError, TaskInfo, Timing, ModelInfo, ObsGroup, Normalizer, Observation, Action, Command, Gait, Episode,
     PrecisionSample, Precision, HistoryColumn, History, DeploySpec, tupled, build_section, SCHEMA,
     SCHEMA_VERSION, ONNX_METADATA_KEY, SPEC_FILENAME, ACTION_MODES, PRECISIONS, COMMAND_KINDS, Recurrent,
-    RECURRENT_KINDS,
+    RECURRENT_KINDS, Estimator,
 )
 
 
@@ -107,7 +114,7 @@ def _build(cls: type, data: Any, where: str) -> Any:
 
 _SECTIONS = {"task": TaskInfo, "timing": Timing, "model": ModelInfo, "observation": Observation, "action": Action,
              "command": Command, "episode": Episode, "gait": Gait, "normalizer": Normalizer, "precision": Precision,
-             "history": History, "recurrent": Recurrent}
+             "history": History, "recurrent": Recurrent, "estimator": Estimator}
 
 
 def _nested(cls: type) -> dict[str, Any]:
@@ -119,7 +126,7 @@ def _nested(cls: type) -> dict[str, Any]:
         nested.update(safety=_safety, grasp=_grasp, terrain=_terrain, camera=_camera, motion=_motion)
     elif cls is History:
         nested["columns"] = _listed(HistoryColumn, "columns")
-    elif cls is Observation:
+    elif cls in (Observation, Estimator):
         nested["groups"] = _listed(ObsGroup, "groups")
     elif cls is Precision:
         nested["measured"] = _listed(PrecisionSample, "measured")
@@ -334,6 +341,8 @@ def validate(spec: DeploySpec) -> None:
         _need(r.kind in RECURRENT_KINDS, f"recurrent.kind must be one of {RECURRENT_KINDS}, got {r.kind!r}")
         _need(isinstance(r.size, int) and r.size >= 1, f"recurrent.size must be a whole number >= 1, got {r.size!r}")
         _need(r.reset == "episode", f"recurrent.reset must be 'episode', got {r.reset!r}")
+    if spec.estimator is not None:
+        _validate_estimator(spec)
     if spec.motion is not None or c.kind == "motion":
         from unilab_robot.deploy.motion import validate_motion  # NumPy and MuJoCo: only for motion specs
 
@@ -354,6 +363,22 @@ def validate(spec: DeploySpec) -> None:
               and all(isinstance(v, (int, float)) and math.isfinite(v) and v >= 0
                       for v in (m.max_action_error, m.mean_action_error, m.samples)),
               f"precision.measured[{i}] needs 'on' (text) and finite action errors and samples >= 0, got {m!r}")
+
+
+def _validate_estimator(spec: DeploySpec) -> None:
+    """The estimator's groups tile ``[0, size)`` of its output, and the observation holds none of them."""
+    e = spec.estimator
+    _need(isinstance(e, Estimator), f"estimator must be an Estimator section (or null), got {type(e).__name__}")
+    _need(isinstance(e.size, int) and e.size >= 1 and len(e.groups) >= 1 and isinstance(e.output, str) and e.output,
+          f"estimator needs a whole size >= 1, at least one group and an output name, got {e}")
+    at = 0
+    for g in e.groups:
+        _need(g.start == at and g.stop > g.start, f"estimator group {g.name!r} spans [{g.start}, {g.stop}); its groups "
+                                                  f"must tile [0, size) in order (expected it to start at {at})")
+        at = g.stop
+    _need(at == e.size, f"estimator groups end at {at}, but its size is {e.size}")
+    observed = [g.name for g in e.groups if g.name in {o.name for o in spec.observation.groups}]
+    _need(not observed, f"estimator: the observation already holds {observed}; an estimator estimates what it lacks")
 
 
 def _validate_history(spec: DeploySpec) -> None:
