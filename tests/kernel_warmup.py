@@ -5,10 +5,9 @@ every task's kernels itself, the workers side by side: ~2.5 min of each worker's
 machine. Compiled here, split over the cores, the workers load them from the cache instead. Failing
 here fails nothing: the workers then compile what they need, as before.
 
-Both one env and a batch of two are compiled: MuJoCo's batch hands the tasks strided row views of its
-state (``batch.bind("qpos")``), which NumPy flags C-contiguous when there is one row. Numba types them
-as ``array(float64, 2d, C)`` for one env and ``array(..., 2d, A)`` for more, and compiles (and caches)
-each kernel once per layout.
+Only a batch of two is made: one env (``gym.make``, ``num_envs=1``) runs the code compiled for a batch
+(``unilab_envs.core.batch_code``: MuJoCo's one-row state views, which NumPy flags C-contiguous, are typed
+as a batch's), so it loads the same specializations from the cache and compiles none of its own.
 """
 
 from __future__ import annotations
@@ -27,11 +26,10 @@ from unilab_envs.core import compile_notice
 compile_notice.suppress()
 for entry in sys.argv[1:]:
     task_id, _, kwargs = entry.partition("|")  # "id" or "id|{json env kwargs}": a variant whose kernel differs
-    for num_envs in (1, 2):  # one env (gym.make) types MuJoCo's state views as C layout, a batch as A
-        env = gym.make_vec(task_id, num_envs=num_envs, **json.loads(kwargs or "{}"))
-        env.reset(seed=0)
-        env.step(np.zeros(env.action_space.shape, np.float32))
-        env.close()
+    env = gym.make_vec(task_id, num_envs=2, **json.loads(kwargs or "{}"))  # one env runs a batch's kernels
+    env.reset(seed=0)
+    env.step(np.zeros(env.action_space.shape, np.float32))
+    env.close()
 """
 
 

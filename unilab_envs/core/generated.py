@@ -27,6 +27,8 @@ import types
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
+from unilab_envs.core.batch_code import share_batch_code
+
 try:
     import fcntl
 except ImportError:  # pragma: no cover - not POSIX: first calls are not serialized
@@ -106,7 +108,9 @@ def first_call_locked(module: types.ModuleType, name: str, timeout: float = 600.
     """``module.<name>`` (a Numba dispatcher) whose first call in this process holds a lock on the
     module's file: of processes starting together (test workers, parallel evaluations) one compiles
     the kernel and the others, waiting, then load it from Numba's cache instead of compiling it too.
-    A lock not had within ``timeout`` seconds is gone without: the call proceeds (never a deadlock)."""
+    A lock not had within ``timeout`` seconds is gone without: the call proceeds (never a deadlock).
+    The first call also shares a batch's code (:func:`~unilab_envs.core.batch_code.share_batch_code`):
+    one env runs the kernel a batch runs, not a second compile of it. Make one per task."""
     dispatcher = getattr(module, name)
     lock_path = Path(module.__file__).with_suffix(".lock")
     first = [True]
@@ -114,6 +118,7 @@ def first_call_locked(module: types.ModuleType, name: str, timeout: float = 600.
     def call(*args):
         if first[0]:
             with _file_lock(lock_path, timeout):
+                share_batch_code(dispatcher, args)
                 result = dispatcher(*args)
             first[0] = False
             return result

@@ -31,6 +31,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from unilab_envs.core.batch_code import batch_kernel
 from unilab_envs.core.config import ConfigError, build_config
 from unilab_envs.core.generated import first_call_locked
 from unilab_envs.core.model import load_model, servo_joint_actuators
@@ -158,6 +159,7 @@ class LocomotionTask(Task):
         self.obs_groups, self.privileged_obs_groups, self.declared_groups = plan.policy_slices, plan.privileged_slices, plan.groups
         kernel = step_kernel(terms.terms, terms.active, plan)
         self._compute, self._observe = first_call_locked(kernel, "compute"), first_call_locked(kernel, "observe")
+        self._apply_kernel, self._reset_kernel = batch_kernel(apply_actions), batch_kernel(kernels.reset_envs)
         self.params, self.commands, self.reset_ranges = kernel_records(cfg)
         self._obs_size = max((s.stop for s in self.obs_groups.values()), default=0)
         self._privileged_obs_size = max((s.stop for s in self.privileged_obs_groups.values()), default=0)
@@ -212,7 +214,7 @@ class LocomotionTask(Task):
             self.ground = self.ground._replace(depth_image=self.camera.images)
 
     def apply_actions(self, actions: np.ndarray) -> None:
-        apply_actions(actions, self._ctrl, self.legs, self.robot, self.config.action_scale)
+        self._apply_kernel(actions, self._ctrl, self.legs, self.robot, self.config.action_scale)
 
     def compute(self, obs, privileged_obs, reward_terms, reward, terminated, episode_step, rng) -> None:
         if self.camera is not None:
@@ -221,7 +223,7 @@ class LocomotionTask(Task):
                       self.legs, self.ground, self.params, self.commands, self._weights, self._term_params)  # fmt: skip
 
     def reset_envs(self, ids: np.ndarray, rng: np.ndarray) -> None:
-        kernels.reset_envs(ids, rng, self.physics, self.robot, self.legs, self.reset_ranges, self.commands)
+        self._reset_kernel(ids, rng, self.physics, self.robot, self.legs, self.reset_ranges, self.commands)
 
     def observe(self, ids: np.ndarray, obs, privileged_obs) -> None:
         if self.camera is not None:

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from unilab_envs.core.batch_code import batch_kernel
 from unilab_envs.core.config import require
 from unilab_envs.locomotion.config import LocomotionConfig
 from unilab_envs.locomotion.curriculum import reset_on_terrain, start_curriculum
@@ -80,11 +81,12 @@ class TerrainLocomotionTask(LocomotionTask):
                                        cfg.init_levels, cfg.spawn_clearance)  # fmt: skip
         self._spawn_xy, self._walked, self._commanded_xy = ground.spawn_xy, ground.walked, ground.commanded_xy
         self._level, self._column = self.course.level, self.course.column
+        self._terrain_reset_kernel = batch_kernel(reset_on_terrain)
         return ground
 
     def reset_envs(self, ids: np.ndarray, rng: np.ndarray) -> None:
         super().reset_envs(ids, rng)
-        reset_on_terrain(ids, rng, self.physics, self.robot, self.ground, self.course)
+        self._terrain_reset_kernel(ids, rng, self.physics, self.robot, self.ground, self.course)
 
     def task_info(self) -> dict[str, np.ndarray]:
         return {"terrain_level": self.course.level.astype(np.float32)}

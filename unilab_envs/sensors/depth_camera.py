@@ -25,6 +25,7 @@ import mujoco
 import numba as nb
 import numpy as np
 
+from unilab_envs.core.batch_code import batch_kernel
 from unilab_envs.sensors.camera_config import DepthCameraConfig, mount_quaternion, pixel_directions
 from unilab_envs.sensors.static_scene import StaticScene, cast_ray, static_scene
 
@@ -114,6 +115,7 @@ class DepthCamera:
         self.previous_pose[:, 3] = 1.0
         self.frame_clock = np.zeros(1, np.int64)  # control steps since the batch's first frame
         self._all = np.arange(n, dtype=np.int64)
+        self._render_rows = batch_kernel(render_rows)  # one env renders with a batch's kernel (core.batch_code)
 
     @property
     def shape(self) -> tuple[int, int, int]:
@@ -124,7 +126,7 @@ class DepthCamera:
         """Render the frames of ``rows`` (all envs when ``None``) from the batch's ``qpos``."""
         cfg = self.config
         rows = self._all if rows is None else np.ascontiguousarray(rows, dtype=np.int64)
-        render_rows(self.images, rows, qpos, self.root_q, self.previous_pose, self.exposure, self.control_dt, cfg.blur_samples,
+        self._render_rows(self.images, rows, qpos, self.root_q, self.previous_pose, self.exposure, self.control_dt, cfg.blur_samples,
                     self.mount_pos, self.mount_quat, self.directions, cfg.near, cfg.far, self.scene)
 
     def after_step(self, qpos: np.ndarray) -> None:

@@ -42,6 +42,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from unilab_robot.assets import g1 as robot
+from unilab_envs.core.batch_code import batch_kernel
 from unilab_envs.core.config import build_config, require, require_timing
 from unilab_envs.core.generated import first_call_locked
 from unilab_envs.core.model import load_model, require_gains, servo_joint_actuators
@@ -197,6 +198,7 @@ class G1Track(Task):
         self._weights = np.array(terms.scales) * cfg.control_dt
         self._term_params = terms.param_table()
         self._compute = first_call_locked(K.track_kernel(terms.terms, terms.active), "compute")
+        self._apply_kernel, self._reset_kernel, self._observe_kernel = map(batch_kernel, (K.apply_actions, K.reset_envs, K.observe))
         counts = _counts(cfg)
         self.obs_groups, self.privileged_obs_groups = group_slices(POLICY_GROUPS, counts), group_slices(CRITIC_GROUPS, counts)
         self._obs_size = max(s.stop for s in self.obs_groups.values())
@@ -287,7 +289,7 @@ class G1Track(Task):
         self.sampling = K.Sampling(*self._segments, share, self.segment_score, float(cfg.sampling_decay))
 
     def apply_actions(self, actions: np.ndarray) -> None:
-        K.apply_actions(actions, self._ctrl, self.episode, self.track, float(self.config.action_scale))
+        self._apply_kernel(actions, self._ctrl, self.episode, self.track, float(self.config.action_scale))
 
     def compute(self, obs, privileged_obs, reward_terms, reward, terminated, episode_step, rng) -> None:
         self._compute(obs, privileged_obs, reward_terms, reward, terminated, episode_step, self.live, self.ref, self.track,
@@ -299,11 +301,11 @@ class G1Track(Task):
         clip, frame = self.force_start if self.force_start is not None else (-1, 0)
         if clip >= 0:
             self.reference.frame(clip, frame)  # IndexError outside the clip
-        K.reset_envs(ids, rng, self.live.qpos, self.live.qvel, self.ref, self.track, self.episode, self.sampling,
-                     int(clip), int(frame), float(self.config.reset_joint_noise))
+        self._reset_kernel(ids, rng, self.live.qpos, self.live.qvel, self.ref, self.track, self.episode, self.sampling,
+                           int(clip), int(frame), float(self.config.reset_joint_noise))
 
     def observe(self, ids: np.ndarray, obs, privileged_obs) -> None:
-        K.observe(ids, obs, privileged_obs, self.live, self.ref, self.track, self.episode)
+        self._observe_kernel(ids, obs, privileged_obs, self.live, self.ref, self.track, self.episode)
 
     def sampling_probabilities(self) -> np.ndarray:
         """``(clips,)``: the probability that a reset now draws each clip (adaptive sampling moves it)."""

@@ -68,6 +68,7 @@ import mujoco
 import numpy as np
 
 from unilab_robot.assets import mjcf_file, ur5e_2f85 as scene
+from unilab_envs.core.batch_code import batch_kernel
 from unilab_envs.core.config import build_config, require, require_range
 from unilab_envs.core.generated import first_call_locked
 from unilab_envs.core.model import actuators_for_joints, free_joint_of, object_ids, servo_joint_actuators
@@ -224,6 +225,7 @@ class UR5Grasp(ArmObservation, Task):
         self._term_params = terms.param_table()
         kernel = grasp_kernel(terms.terms, terms.active, self.policy_groups, self.critic_groups)
         self._compute, self._observe = first_call_locked(kernel, "compute"), first_call_locked(kernel, "observe")
+        self._apply_kernel, self._reset_kernel = batch_kernel(k.apply_actions), batch_kernel(k.reset_envs)
         # unit inertia of a solid cube of this edge: mass * edge^2 / 6 on each axis
         self._unit_inertia = cfg.cube_size**2 / 6.0
 
@@ -283,7 +285,7 @@ class UR5Grasp(ArmObservation, Task):
         return self._sensordata[:, adr] > 0
 
     def apply_actions(self, actions: np.ndarray) -> None:
-        k.apply_actions(
+        self._apply_kernel(
             actions, self._ctrl, self._qpos, self._site_xpos, self._site_xmat, self._xanchor, self._xaxis,
             self.ee_target, self.last_action, self._previous_action, self._arm_q, self._arm_act, self._joint_ids,
             self._low, self._high, self._work_low, self._work_high, self._goal_rot, self._ix, self._fp,
@@ -298,7 +300,7 @@ class UR5Grasp(ArmObservation, Task):
         )  # fmt: skip
 
     def reset_envs(self, ids: np.ndarray, rng: np.ndarray) -> None:
-        k.reset_envs(
+        self._reset_kernel(
             ids, rng, self._qpos, self._ctrl, self._arm_q, self._arm_act, self._home, self._low, self._high,
             self.config.reset_joint_range, self.last_action, self._previous_action, self.hold_steps, self._draws,
             *self._ranges, self._ix, self._fp,

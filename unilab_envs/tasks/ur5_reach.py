@@ -48,6 +48,7 @@ import numba as nb
 import numpy as np
 
 from unilab_robot.assets import ur5e as robot
+from unilab_envs.core.batch_code import batch_kernel
 from unilab_envs.core.config import build_config, require, require_range
 from unilab_envs.core.generated import first_call_locked
 from unilab_envs.core.model import actuators_for_joints, load_model, object_ids, servo_joint_actuators
@@ -201,6 +202,7 @@ class UR5Reach(ArmObservation, Task):
         self._term_params = terms.param_table()
         kernel = reach_kernel(terms.terms, terms.active, self.policy_groups, self.critic_groups)
         self._compute, self._observe = first_call_locked(kernel, "compute"), first_call_locked(kernel, "observe")
+        self._apply_kernel, self._reset_kernel = batch_kernel(_apply_actions), batch_kernel(_reset_envs)
         self._ranges = tuple(np.array(getattr(cfg, n), dtype=np.float64) for n in ("target_radius", "target_azimuth", "target_height"))
 
     action_size = property(lambda self: NUM_JOINTS)
@@ -227,7 +229,7 @@ class UR5Reach(ArmObservation, Task):
         return self._site_xpos[:, self._site]
 
     def apply_actions(self, actions: np.ndarray) -> None:
-        _apply_actions(actions, self._ctrl, self.joint_target, self.last_action, self._previous_action, self._actuator_ids, self._low, self._high, self.config.action_scale)
+        self._apply_kernel(actions, self._ctrl, self.joint_target, self.last_action, self._previous_action, self._actuator_ids, self._low, self._high, self.config.action_scale)
 
     def compute(self, obs, privileged_obs, reward_terms, reward, terminated, episode_step, rng) -> None:
         cfg = self.config
@@ -239,7 +241,7 @@ class UR5Reach(ArmObservation, Task):
         )  # fmt: skip
 
     def reset_envs(self, ids: np.ndarray, rng: np.ndarray) -> None:
-        _reset_envs(
+        self._reset_kernel(
             ids, rng, self._qpos, self._mocap_pos, self._joint_q, self._home, self._low, self._high,
             self.joint_target, self.target, self.last_action, self._previous_action,
             self._mocap_id, self.config.reset_joint_range, *self._ranges, robot.FRONT_AZIMUTH,
