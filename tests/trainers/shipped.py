@@ -66,8 +66,10 @@ HEADLINES = {
     "ur5_grasp_real": Headline("94.9% success (256) under ur5_grasp_real", min_success=0.85,
                                sim2real="ur5_grasp_real"),  # 96.9%
     # success: an episode from a clip's first frame reached its end (unilab eval's task keywords for G1Track)
-    "g1_track": Headline("96.1% / 98.0% of clip episodes tracked to their end (256 at seeds 12345 / 5000), 5.1 cm mean "
-                         "body position error", min_success=0.85, env_kwargs={"start": "clip_start"}),  # 96.9%, 5.2 cm
+    # under the profile it was fine-tuned in; bare it tracks 96.5% / 98.4% (98.4% at seed 7)
+    "g1_track": Headline("83.2% / 86.3% of clip episodes tracked to their end under g1_track_real (256 at seeds 12345 "
+                         "/ 5000), 6.0 cm mean body position error", min_success=0.72, sim2real="g1_track_real",
+                         env_kwargs={"start": "clip_start"}),  # 85.9%, 6.0 cm
 }
 
 
