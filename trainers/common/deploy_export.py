@@ -80,7 +80,8 @@ def run_profile(run_folder: Path) -> Profile | None:
 
 def run_estimator(run_folder: Path) -> tuple[str, ...] | None:
     """The groups a run's learned state estimator estimates (its config's ``policy.estimator.targets``), or ``None``."""
-    estimator = ((_run_config(run_folder) or {}).get("policy") or {}).get("estimator")
+    policy = (_run_config(run_folder) or {}).get("policy")  # an SB3 run names its policy class here ("MlpPolicy")
+    estimator = policy.get("estimator") if isinstance(policy, dict) else None
     return tuple(estimator.get("targets") or ()) if isinstance(estimator, dict) else None
 
 
