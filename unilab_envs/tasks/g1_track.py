@@ -198,7 +198,8 @@ class G1Track(Task):
         self._weights = np.array(terms.scales) * cfg.control_dt
         self._term_params = terms.param_table()
         self._compute = first_call_locked(K.track_kernel(terms.terms, terms.active), "compute")
-        self._apply_kernel, self._reset_kernel, self._observe_kernel = map(batch_kernel, (K.apply_actions, K.reset_envs, K.observe))
+        kernels = (K.apply_actions, K.reset_envs, K.observe)
+        self._apply_kernel, self._reset_kernel, self._observe_kernel = map(batch_kernel, kernels)
         counts = _counts(cfg)
         self.obs_groups, self.privileged_obs_groups = group_slices(POLICY_GROUPS, counts), group_slices(CRITIC_GROUPS, counts)
         self._obs_size = max(s.stop for s in self.obs_groups.values())
