@@ -2,6 +2,7 @@
 
     python benchmarks/stiff_servos.py g1 /tmp/stiff            # writes /tmp/stiff/g1_stiff.xml (Kp 500, Kd 10)
     python benchmarks/stiff_servos.py go1 /tmp/stiff --kp 100 --kd 2
+    python benchmarks/stiff_servos.py go2 /tmp/stiff            # /tmp/stiff/go2_stiff.xml (Kp 100, Kd 2)
 
 Published G1 models commonly ship position actuators of Kp 500, Kd ~10 on every joint, where
 the G1 task trains with Kp 20-300, Kd 0.5-5 (its deploy spec's ``action.kp`` / ``action.kd``).
@@ -18,8 +19,12 @@ from pathlib import Path
 
 from unilab_robot.assets import ASSETS_DIR
 
-#: robot -> (packaged MJCF, stiff Kp, stiff Kd): G1 as published models ship it; Go1 at Menagerie's Kp, the same Kp / Kd
-STIFF = {"g1": ("g1/g1.xml", 500.0, 10.0), "go1": ("go1/go1.xml", 100.0, 2.0)}
+#: robot -> (packaged MJCF, stiff Kp, stiff Kd). G1: as published G1 models ship it (Kp 500, Kd 10 on every
+#: joint). Go1: Menagerie's unitree_go1 (``<position kp="100">``; its joint damping 2 as the servo's Kd).
+#: Go2: Menagerie's unitree_go2 ships torque ``<motor>`` actuators, so no servo gains of its own; the Go1's
+#: (the same Unitree motor family, the same Menagerie joint damping 2 and 23.7 N m hip / thigh limit).
+#: Our Go1 and Go2 train with Kp 35 / Kd 0.5 (their deploy specs), so the variants are ~2.9x stiffer.
+STIFF = {"g1": ("g1/g1.xml", 500.0, 10.0), "go1": ("go1/go1.xml", 100.0, 2.0), "go2": ("go2/go2.xml", 100.0, 2.0)}
 
 _POSITION = re.compile(r"<position\b[^>]*>")
 
