@@ -12,11 +12,13 @@ import mujoco
 import numpy as np
 import pytest
 
-from benchmarks.stiff_servos import stiff_xml, write_stiff_model
+from benchmarks.safety_guard_falls import SHIPPED
+from benchmarks.stiff_servos import STIFF, stiff_xml, write_stiff_model
 from tests.deploy.conftest import run
 from trainers.play import Player, find_policy, run_headless
 from unilab_robot.deploy import load_spec
 from unilab_robot.deploy.safety import SafetyGuard
+from unilab_robot.model import packaged_model_path
 
 G1_REAL = Path("policies/g1_joystick_real")
 pytestmark = pytest.mark.skipif(not (G1_REAL / "policy.onnx").exists(), reason="policies/g1_joystick_real is not shipped")
@@ -34,6 +36,23 @@ def test_the_stiff_variant_has_every_servo_at_kp_500_kd_10(stiff):
     np.testing.assert_array_equal(model.actuator_biasprm[:, 1:3], [[-500.0, -10.0]] * 29)
     assert stiff_xml('<position class="a" kp="1" kv="2" forcerange="-1 1"/>', 5, 0.5) == \
         '<position kp="5" kv="0.5" class="a" forcerange="-1 1"/>'
+
+
+def test_the_table_covers_every_shipped_policy_the_guard_maps(tmp_path):
+    """docs/results/safety_guard.md's rows: every shipped policy with a safety section is in the benchmark's
+    list, and its robot has a stiff variant, every servo at that variant's Kp / Kd (the Go2's was missing)."""
+    guarded = set()
+    for folder in sorted(Path("policies").iterdir()):
+        if folder.name == "wip" or not (folder / "deploy_spec.json").exists():
+            continue
+        spec = load_spec(folder / "deploy_spec.json")
+        if spec.safety is not None:
+            guarded.add(folder.name)
+            robot = packaged_model_path(spec).parent.name
+            _, kp, kd = STIFF[robot]
+            model = mujoco.MjModel.from_xml_path(str(write_stiff_model(robot, tmp_path)))
+            assert (model.actuator_gainprm[:, 0] == kp).all() and (model.actuator_biasprm[:, 2] == -kd).all(), robot
+    assert guarded == set(SHIPPED), sorted(guarded ^ set(SHIPPED))
 
 
 def test_the_guard_estimates_torque_with_the_gains_the_motors_apply(stiff):
