@@ -25,13 +25,6 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         reporter.write_line(line)
 
 
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
-    """The heaviest test files first, so xdist's workers end together (``tests/file_order.py``)."""
-    from file_order import heaviest_first
-
-    heaviest_first(items)
-
-
 def random_actions(rng: np.random.Generator, num_envs: int, action_size: int) -> np.ndarray:
     """Uniform actions in [-1, 1], float32."""
     return rng.uniform(-1.0, 1.0, size=(num_envs, action_size)).astype(np.float32)
