@@ -40,14 +40,18 @@ def _flat_state(path):
 
 #: a learned state estimator (trainers.ppo.estimator) of PointReach's privileged goal offset
 ESTIMATOR = {"policy": {"estimator": {"targets": ["offset"], "hidden": [16]}}}
+#: the same with a warm-up of 3 iterations: the resume at 2 crosses its end (the actor held at 3, learning at 4)
+WARMUP = {"policy": {"estimator": {"targets": ["offset"], "hidden": [16], "warmup_iterations": 3}}}
 
 
 @pytest.mark.parametrize("mode, overlap, estimator", [("SameStep", False, False), ("NextStep", False, False),
                                                       ("SameStep", True, False), ("NextStep", True, False),
-                                                      ("SameStep", False, True), ("NextStep", True, True)])
+                                                      ("SameStep", False, True), ("NextStep", True, True),
+                                                      ("SameStep", False, "warmup")])
 def test_resume_equals_uninterrupted_run(tmp_path, mode, overlap, estimator):
+    extra = (WARMUP if estimator == "warmup" else ESTIMATOR) if estimator else {}
     env_kwargs = {"env_kwargs": {"autoreset_mode": mode, "max_episode_steps": 10, **({"named_groups": True} if estimator else {})},
-                  "overlap": overlap, **(ESTIMATOR if estimator else {})}
+                  "overlap": overlap, **extra}
     full = train(tiny_cfg(tmp_path / "full", **env_kwargs))
     assert full.iterations == 4 and (tmp_path / "full" / "checkpoint_2.pt").exists()
     resumed = train(tiny_cfg(tmp_path / "resumed", **env_kwargs), resume=tmp_path / "full" / "checkpoint_2.pt")
@@ -66,6 +70,9 @@ def test_resume_equals_uninterrupted_run(tmp_path, mode, overlap, estimator):
         assert any(k.startswith("/algo/policy/actor.estimator.") for k in a)
         assert la["loss/estimator"][2:] == lb["loss/estimator"]
         assert la["estimator/rmse_offset_0"][2:] == lb["estimator/rmse_offset_0"]
+    if estimator == "warmup":
+        assert la["estimator/warmup"] == [1.0, 1.0, 1.0, 0.0] and lb["estimator/warmup"] == [1.0, 0.0]
+        assert la["loss/policy"][2:] == lb["loss/policy"]
 
 
 def test_resume_rewrites_log_after_the_checkpoint(tmp_path):

@@ -39,6 +39,7 @@ def test_the_section_parses_typed_and_is_filled_in_from_the_env(tmp_path):
 @pytest.mark.parametrize("over, message", [
     ({"policy": {"estimator": {"tagets": ["linvel"]}}}, r"unknown config key 'policy.estimator.tagets'"),
     ({"policy": {"estimator": {"coef": 0}}}, r"policy.estimator.coef must be > 0"),
+    ({"policy": {"estimator": {"warmup_iterations": -1}}}, r"policy.estimator.warmup_iterations must be >= 0"),
     ({"policy": {"estimator": {"targets": []}}}, r"policy.estimator.targets must be distinct group names"),
     ({"policy": {"estimator": {"columns": [4, 5], "sizes": [3]}}}, r"filled in from the env when the run starts"),
     ({"policy": {"estimator": {}, "recurrent": "gru"}}, r"policy.estimator with policy.recurrent is not supported"),

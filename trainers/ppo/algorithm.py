@@ -6,6 +6,11 @@ Three small methods are the hooks a data-parallel layer wraps: :meth:`PPO.reduce
 (all-reduce gradients before the optimizer step), :meth:`PPO.update_normalizers`
 (all-reduce the batch moments before merging them) and :meth:`PPO.reduce_kl` (average the
 KL that drives the adaptive learning rate); see :mod:`trainers.ppo.distributed`.
+
+While :attr:`PPO.actor_held` (a state estimator's warm-up, ``policy.estimator.warmup_iterations``: the
+runner sets it per iteration) the actor acts on the targets' true values, the update drops the policy,
+entropy and mirror terms (so neither the actor nor its std gets a gradient: Adam leaves them as they
+are) and the adaptive learning rate is held (the KL is 0); the critic and the estimator learn.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ class PPO:
         self.averaged_mean = averaged_mean
         self.obs_normalizer = obs_normalizer
         self.critic_normalizer = critic_normalizer
+        self.actor_held = False  # the estimator warm-up (module docstring); the runner sets it each iteration
         self.amp_device = amp_device_type(cfg.amp, self.device)  # None: float32 (trainers.common.mixed_precision)
         self.params = list(policy.parameters())
         # a state estimator's weights (trainers.ppo.estimator): in the one optimizer, their gradient (the supervised
@@ -76,17 +82,23 @@ class PPO:
             return obs_n, obs_n
         return obs_n, self.critic_normalizer(critic_obs)
 
-    def action_mean(self, obs_n: torch.Tensor) -> torch.Tensor:
-        """The Gaussian policy's mean for normalized observations (call under :meth:`autocast`)."""
+    def action_mean(self, obs_n: torch.Tensor, truth: torch.Tensor | None = None) -> torch.Tensor:
+        """The Gaussian policy's mean for normalized observations (call under :meth:`autocast`). ``truth``: a state
+        estimator's targets, raw ``[B, K]``, which the actor reads in place of the estimate while
+        :attr:`actor_held` (ignored otherwise)."""
+        truth = truth if self.actor_held else None
         if self.averaged_mean is None:
-            return self.policy.action_mean(obs_n)
-        return self.averaged_mean(self.policy, self.obs_normalizer, obs_n)
+            return self.policy.action_mean(obs_n) if truth is None else self.policy.action_mean(obs_n, truth)
+        if truth is None:
+            return self.averaged_mean(self.policy, self.obs_normalizer, obs_n)
+        return self.averaged_mean(self.policy, self.obs_normalizer, obs_n, truth)
 
     @torch.no_grad()
-    def act(self, obs_n: torch.Tensor, critic_n: torch.Tensor, generator: torch.Generator | None):
-        """Sample actions for normalized inputs: ``(actions, means, log_probs, values)``."""
+    def act(self, obs_n: torch.Tensor, critic_n: torch.Tensor, generator: torch.Generator | None,
+            truth: torch.Tensor | None = None):
+        """Sample actions for normalized inputs: ``(actions, means, log_probs, values)`` (``truth``: :meth:`action_mean`'s)."""
         with self.autocast():
-            mean = self.action_mean(obs_n)
+            mean = self.action_mean(obs_n, truth)
             value = self.policy.value(critic_n)
         mean, value = mean.float(), value.float()
         log_std = self.policy.log_std
@@ -203,7 +215,7 @@ class PPO:
         cfg = self.cfg
         with self.autocast():
             if mb.hidden is None:
-                mean = self.action_mean(mb.obs)
+                mean = self.action_mean(mb.obs, mb.targets)
             else:  # truncated BPTT over the minibatch's env sequences (trainers.ppo.recurrent)
                 mean = self.policy.sequence_mean(mb.obs, mb.hidden, mb.starts)
             values = self.policy.value(mb.critic_obs)
@@ -217,7 +229,10 @@ class PPO:
         value_loss = L.clipped_value_loss(values, mb.values, mb.returns,
                                           cfg.clip if cfg.clip_value_loss else None, mb.mask)
         entropy = L.gaussian_entropy(log_std)
-        loss = policy_loss + cfg.value_coef * value_loss - cfg.entropy_coef * entropy
+        if self.actor_held:  # the estimator warm-up: no term reaches the actor or its std
+            loss = cfg.value_coef * value_loss
+        else:
+            loss = policy_loss + cfg.value_coef * value_loss - cfg.entropy_coef * entropy
         estimator = torch.zeros((), device=loss.device)
         if mb.targets is not None:  # the state estimator's supervised loss (its gradient reaches only it)
             with self.autocast():
@@ -225,7 +240,7 @@ class PPO:
             estimator = L.estimator_loss(estimate.float(), mb.targets, mb.mask)
             loss = loss + self.policy.estimator_coef * estimator
         symmetry = torch.zeros((), device=loss.device)
-        if self.symmetry is not None:
+        if self.symmetry is not None and not self.actor_held:
             with self.autocast():  # the mirrored forward pass; its output is cast to float32 inside
                 symmetry = self.symmetry(self.policy, self.obs_normalizer, mb.obs, mean, mb.mask)
             loss = loss + self.symmetry.coef * symmetry
@@ -241,7 +256,7 @@ class PPO:
         """Losses on one minibatch and one gradient step (eager); returns the detached
         :data:`~trainers.ppo.losses.MINIBATCH_STATS`."""
         loss, kl, stats = self.losses(mb, old_log_std)
-        if self.cfg.schedule == "adaptive":  # as rsl_rl: the lr of this step already reacts to its KL
+        if self.cfg.schedule == "adaptive" and not self.actor_held:  # as rsl_rl: the lr of this step reacts to its KL
             self.set_learning_rate(L.adaptive_learning_rate(self.learning_rate, self.reduce_kl(kl).item(),
                                                                self.cfg.desired_kl))
         grad_norm = self.gradient_step(loss)

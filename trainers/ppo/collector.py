@@ -352,15 +352,17 @@ class Collector:
         """Policy on shard ``sh`` at step ``t``: writes its rollout rows, returns the env's actions."""
         r = sh.rows
         obs_n, crit_n = self.algo.normalize(sh.obs, sh.critic_obs)
-        if self.hidden is None:
-            actions, means, log_probs, values = self.algo.act(obs_n, crit_n, self.generator)
+        truth = None
+        if self.target_columns is not None:  # the true values, raw: not the normalized critic input
+            truth = sh.critic_obs.index_select(1, self.target_columns)
+            storage.targets[t, r] = truth
+        if self.hidden is None:  # the actor reads the truth only in an estimator warm-up (PPO.action_mean)
+            actions, means, log_probs, values = self.algo.act(obs_n, crit_n, self.generator, truth)
         else:
             actions, means, log_probs, values = self._act_recurrent(sh, t, storage, obs_n, crit_n)
         storage.obs[t, r] = obs_n
         if storage.critic_obs is not None:
             storage.critic_obs[t, r] = crit_n
-        if self.target_columns is not None:  # the true values, raw: not the normalized critic input
-            storage.targets[t, r] = sh.critic_obs.index_select(1, self.target_columns)
         storage.actions[t, r] = actions
         storage.action_means[t, r] = means
         storage.log_probs[t, r] = log_probs

@@ -104,6 +104,9 @@ class EstimatorConfig:
     values of the privileged observation groups ``targets`` (``linvel`` of a legged task trained with
     ``env_kwargs.critic_only_groups: [linvel]``); the actor reads its observation followed by the
     estimate. It is trained in the PPO update by a mean squared error weighted by ``coef``.
+    ``warmup_iterations``: for the first so many iterations the actor is held (no policy step, its std
+    too) and acts on the targets' true values instead of the estimate, while the critic and the
+    estimator learn (a policy transplanted by ``--init-from`` walks as before meanwhile).
     ``columns`` / ``sizes``: where the targets sit in the critic's input and each one's width,
     filled in from the env when the run starts (leave them empty).
     """
@@ -111,6 +114,7 @@ class EstimatorConfig:
     targets: tuple[str, ...] = ("linvel",)
     hidden: tuple[int, ...] = (128, 64)
     coef: float = 1.0
+    warmup_iterations: int = 0
     columns: tuple[int, ...] = ()
     sizes: tuple[int, ...] = ()
 
@@ -120,6 +124,8 @@ class EstimatorConfig:
         require(len(self.hidden) > 0 and all(h > 0 for h in self.hidden),
                f"policy.estimator.hidden must be a non-empty list of positive ints, got {list(self.hidden)}")
         require(self.coef > 0, f"policy.estimator.coef must be > 0 (the estimator learns from nothing else), got {self.coef}")
+        require(self.warmup_iterations >= 0,
+               f"policy.estimator.warmup_iterations must be >= 0 (0: no warm-up), got {self.warmup_iterations}")
         require(len(self.sizes) in (0, len(self.targets)) and all(s > 0 for s in self.sizes)
                and sum(self.sizes) == len(self.columns) and all(c >= 0 for c in self.columns),
                "policy.estimator.columns / sizes are filled in from the env when the run starts: leave them empty")

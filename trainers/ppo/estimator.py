@@ -40,7 +40,7 @@ from .config import ConfigError, PolicyConfig, TrainConfig
 from .models import ActorCritic, InferencePolicy
 
 __all__ = ["EstimatingActor", "EstimatingInferencePolicy", "EstimatorActorCritic", "MeteredActions", "axis_labels",
-           "estimator_line", "resolve_targets", "rmse_stats", "with_estimator"]
+           "estimator_line", "resolve_targets", "rmse_stats", "truth_mirror", "warmup_line", "with_estimator"]
 
 _AXES = ("x", "y", "z")
 
@@ -80,6 +80,28 @@ def resolve_targets(env: gym.vector.VectorEnv, targets: tuple[str, ...], task: s
         columns += range(obs_dim + cols.start, obs_dim + cols.stop)
         sizes.append(cols.stop - cols.start)
     return tuple(columns), tuple(sizes)
+
+
+def truth_mirror(env: gym.vector.VectorEnv, targets: tuple[str, ...], task: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(perm, sign)`` over the estimate's columns: the mirror image of the targets' true values is
+    ``truth[..., perm] * sign`` (the task's privileged mirror map, cut to the targets' columns). What the warm-up of
+    a mirror-averaged actor (``policy.symmetric_actor``) reads in its mirrored pass; :class:`ConfigError` (one line)
+    where the task has no such map."""
+    owner = getattr(env.unwrapped, "task", None)
+    privileged = getattr(owner, "privileged_obs_groups", None) or {}
+    fix = "set policy.symmetric_actor: false or policy.estimator.warmup_iterations: 0"
+    try:
+        mirror = owner.privileged_mirror
+    except (AttributeError, ValueError) as e:
+        raise ConfigError(f"policy.estimator.warmup_iterations with policy.symmetric_actor: {task} has no mirror map of "
+                          f"its privileged observation to mirror the true {list(targets)} with ({e}); {fix}") from None
+    columns = [c for name in targets for c in range(privileged[name].start, privileged[name].stop)]
+    where = {c: k for k, c in enumerate(columns)}
+    partners = [int(mirror.obs_perm[c]) for c in columns]
+    if any(p not in where for p in partners):
+        raise ConfigError(f"policy.estimator.warmup_iterations with policy.symmetric_actor: the mirror image of "
+                          f"{list(targets)} lies outside them in {task}'s privileged observation; {fix}")
+    return np.array([where[p] for p in partners], np.int64), np.asarray(mirror.obs_sign, np.float32)[columns]
 
 
 def with_estimator(cfg: TrainConfig, env: gym.vector.VectorEnv) -> TrainConfig:
@@ -123,6 +145,11 @@ class EstimatingActor(nn.Module):
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         return self.mean_and_estimate(obs)[0]
 
+    def mean_reading(self, obs: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+        """``head([obs, values])`` ``[B, A]``: the mean when the actor reads ``values`` ``[B, K]`` (the targets' true
+        values, raw) in place of the estimate (the estimator warm-up)."""
+        return self.head(torch.cat([obs, values.to(obs.dtype)], dim=-1))
+
     def mean_and_estimate(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``(mean [B, A], estimate [B, K])``; the mean reads the estimate detached (no policy gradient into it)."""
         estimate = self.estimator(obs)
@@ -143,6 +170,11 @@ class EstimatorActorCritic(ActorCritic):
         self.target_columns = tuple(cfg.estimator.columns)
         self.estimator_coef = float(cfg.estimator.coef)  # the supervised loss's weight in the PPO update
         self.estimator_labels = axis_labels(cfg.estimator.targets, cfg.estimator.sizes)  # one per estimate column
+
+    def action_mean(self, obs: torch.Tensor, truth: torch.Tensor | None = None) -> torch.Tensor:
+        """The mean ``[B, A]`` of normalized observations ``[B, O]``; with ``truth`` ``[B, K]`` (the targets' raw true
+        values) the actor reads it in place of the estimate (``policy.estimator.warmup_iterations``)."""
+        return self.actor(obs) if truth is None else self.actor.mean_reading(obs, truth)
 
     def estimate(self, obs: torch.Tensor) -> torch.Tensor:
         """The estimate ``[B, K]`` of normalized observations ``[B, O]`` (with gradient: the supervised loss's)."""
@@ -182,6 +214,21 @@ def estimator_line(stats: dict[str, float]) -> str | None:
     if not found:
         return None
     return "estimator RMSE (the last rollout, the targets' units): " + "  ".join(f"{k} {v:.4g}" for k, v in found.items())
+
+
+def warmup_line(targets: tuple[str, ...], iteration: int, warmup: int) -> str | None:
+    """What a run says at the start of iteration ``iteration + 1`` about ``policy.estimator.warmup_iterations``
+    (``warmup``): the warm-up line at its first iteration (or a resume inside it), the end line once it is
+    over, ``None`` otherwise."""
+    truth = ", ".join(targets)
+    if iteration == warmup and warmup > 0:
+        return (f"[unilab] estimator warm-up over after {warmup} iteration{'s' if warmup > 1 else ''}: the actor reads "
+                f"the estimate of {truth} and learns")
+    if iteration < warmup:
+        span = f"iteration {warmup}" if iteration + 1 == warmup else f"iterations {iteration + 1}-{warmup}"
+        return (f"[unilab] estimator warm-up (actor held, it reads the true {truth}) for {span}: the critic and the "
+                f"estimator learn (an adaptive learning rate is held)")
+    return None
 
 
 class MeteredActions:

@@ -66,7 +66,7 @@ from .collector import Collector
 from .config import TrainConfig, to_dict
 from .early_stop import stop_callback
 from .envs import env_dims, make_vec_env
-from .estimator import estimator_line, with_estimator
+from .estimator import estimator_line, truth_mirror, warmup_line, with_estimator
 from .faults import TrainingFault, close_log, nonfinite_message, write_failure, write_failure_message
 from .image_encoder import fix_image_columns, with_image_groups
 from .models import ActorCritic
@@ -89,13 +89,14 @@ class TrainResult:
     stop_signal: int | None = None  # the signal that stopped an interrupted run (None: a second Ctrl-C, or none)
 
 
-def build_learner(dims, cfg: TrainConfig, device: torch.device, make_algo=PPO, mirror=None):
+def build_learner(dims, cfg: TrainConfig, device: torch.device, make_algo=PPO, mirror=None, truth_mirror=None):
     """Policy, normalizers and PPO for the given env dims (initialized from ``cfg.seed``).
 
     ``make_algo``: the PPO class (or a factory with its signature), e.g. a data-parallel one.
     ``mirror``: the task's mirror map; with ``algo.symmetry_coef > 0`` the PPO gets the mirror loss,
     with ``policy.symmetric_actor`` the mirror-averaged mean (training passes :func:`task_mirror`, which
-    refuses a task without a map).
+    refuses a task without a map). ``truth_mirror``: that mean's mirror of a state estimator's targets,
+    read in the estimator's warm-up (:func:`~trainers.ppo.estimator.truth_mirror`).
     """
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(cfg.seed)
@@ -111,7 +112,7 @@ def build_learner(dims, cfg: TrainConfig, device: torch.device, make_algo=PPO, m
         if cfg.algo.symmetry_coef > 0:
             symmetry = SymmetryLoss(mirror, cfg.algo.symmetry_coef, device)
         if cfg.policy.symmetric_actor:
-            averaged_mean = MirrorAveragedMean(mirror, device)
+            averaged_mean = MirrorAveragedMean(mirror, device, truth_mirror)
     return make_algo(policy, obs_norm, critic_norm, cfg.algo, device, symmetry=symmetry, averaged_mean=averaged_mean)
 
 
@@ -186,8 +187,12 @@ class Runner:
         mirror = task_mirror(self.envs[0], cfg)
         if cfg.policy.mirror_average and mirror is None:  # refused now, not when the run is evaluated
             env_mirror(self.envs[0], cfg.task, "policy.mirror_average", "set it to false")
+        est = cfg.policy.estimator
+        truth = None  # the warm-up of a mirror-averaged actor mirrors the true targets too
+        if est is not None and est.warmup_iterations and cfg.policy.symmetric_actor:
+            truth = truth_mirror(self.envs[0], est.targets, cfg.task)
         if dist is None:
-            self.algo = build_learner(self.dims, cfg, self.device, mirror=mirror)
+            self.algo = build_learner(self.dims, cfg, self.device, mirror=mirror, truth_mirror=truth)
         else:
             from .distributed import DistributedPPO, rank_generator_seed
             torch.set_num_threads(cfg.torch_threads or dist.num_threads())
@@ -196,7 +201,7 @@ class Runner:
                                  f"than algo.num_minibatches ({cfg.algo.num_minibatches})")
             eager = dataclasses.replace(cfg, algo=dataclasses.replace(cfg.algo, cuda_graph=False))
             self.algo = build_learner(self.dims, eager, self.device, functools.partial(
-                DistributedPPO, weight=self.num_envs / cfg.num_envs), mirror=mirror)
+                DistributedPPO, weight=self.num_envs / cfg.num_envs), mirror=mirror, truth_mirror=truth)
             self.algo.broadcast_from_main()
         self.generator = torch.Generator(device=self.device)
         self.generator.manual_seed(cfg.seed if dist is None else rank_generator_seed(cfg.seed, dist.rank))
@@ -385,7 +390,8 @@ class Runner:
             if cfg.init_from:
                 from .init_from import initialize_from
                 summary = initialize_from(self.algo, self.dims, cfg.task, cfg.init_from, cfg.init_fresh_normalizer,
-                                          history_sources=getattr(self.envs[0], "history_sources", None))
+                                          history_sources=getattr(self.envs[0], "history_sources", None),
+                                          env=self.envs[0], estimator=cfg.policy.estimator)
                 if self.dist is not None:
                     self.algo.broadcast_from_main()
                 if self.is_main:
@@ -417,11 +423,16 @@ class Runner:
         ckpt_path: Path | None = None
         self._saved_at = None  # the iteration this process last wrote checkpoint.pt at (fault messages)
         try:
+            first = True
             while self.iteration < total_its and not self._stopping():
+                self._hold_actor(first)
+                first = False
                 t0 = time.perf_counter()
                 stats = self.collector.collect(self.storage)
                 t1 = time.perf_counter()
                 stats.update(self.algo.update(self.storage, self.generator, progress=self.iteration / total_its))
+                if self._warmup:  # 1 where the estimator warm-up held the actor
+                    stats["estimator/warmup"] = float(self.algo.actor_held)
                 t2 = time.perf_counter()
                 self._check_learner(stats)  # a NaN/inf learner stops here, before it is logged or saved
                 self.iteration += 1
@@ -483,6 +494,22 @@ class Runner:
         ranks = f" over {self.dist.world_size} ranks" if self.dist is not None else ""
         return start_line(cfg.task, "ppo", self.device, cfg.num_envs, self.out_dir, start, cfg.total_steps,
                           cfg.sim2real, ranks)
+
+    @property
+    def _warmup(self) -> int:
+        """``policy.estimator.warmup_iterations`` (0 without an estimator)."""
+        est = self.cfg.policy.estimator
+        return 0 if est is None else est.warmup_iterations
+
+    def _hold_actor(self, first: bool) -> None:
+        """Hold the actor in the estimator warm-up (:attr:`PPO.actor_held` for this iteration); say so when it starts
+        (``first``: this process's first iteration) and when it ends."""
+        self.algo.actor_held = self.iteration < self._warmup
+        if not self._warmup or not self.is_main or not (first or self.iteration == self._warmup):
+            return
+        line = warmup_line(self.cfg.policy.estimator.targets, self.iteration, self._warmup)
+        if line:
+            print(line, flush=True)
 
     def _stopping(self) -> bool:
         return self._stop if self.dist is None else self._agreed_stop

@@ -37,14 +37,30 @@ class MirrorAveragedMean:
     It is the deployed action of ``policy.mirror_average`` (trainers.ppo.models.InferencePolicy), so
     with it PPO samples around, and optimizes, the action the robot will get; the mean is exactly
     its own mirror image (up to the normalizer's clipping), which makes a mirror loss vanish.
+
+    ``truth_mirror``: ``(perm, sign)`` of a state estimator's targets (:func:`trainers.ppo.estimator.truth_mirror`);
+    with it a call may pass ``truth`` (the estimator warm-up: the actor reads the true values), and the mirrored
+    pass reads their mirror image ``truth[..., perm] * sign``.
     """
 
-    def __init__(self, mirror, device: torch.device):
+    def __init__(self, mirror, device: torch.device, truth_mirror=None):
         self.mirror = TorchMirror(mirror).to(device)
+        self.truth_perm = self.truth_sign = None
+        if truth_mirror is not None:
+            self.truth_perm = torch.as_tensor(truth_mirror[0], dtype=torch.long, device=device)
+            self.truth_sign = torch.as_tensor(truth_mirror[1], dtype=torch.float32, device=device)
 
-    def __call__(self, policy, normalizer: EmpiricalNormalizer, obs_n: torch.Tensor) -> torch.Tensor:
-        mirrored = policy.action_mean(mirror_normalized(self.mirror, normalizer, obs_n))
-        return 0.5 * (policy.action_mean(obs_n) + self.mirror.action(mirrored))
+    def __call__(self, policy, normalizer: EmpiricalNormalizer, obs_n: torch.Tensor,
+                 truth: torch.Tensor | None = None) -> torch.Tensor:
+        mirrored_obs = mirror_normalized(self.mirror, normalizer, obs_n)
+        if truth is None:
+            mirrored, mean = policy.action_mean(mirrored_obs), policy.action_mean(obs_n)
+        else:
+            if self.truth_perm is None:
+                raise ValueError("MirrorAveragedMean was built without the targets' mirror (truth_mirror)")
+            mirrored = policy.action_mean(mirrored_obs, truth[..., self.truth_perm] * self.truth_sign)
+            mean = policy.action_mean(obs_n, truth)
+        return 0.5 * (mean + self.mirror.action(mirrored))
 
 
 class SymmetryLoss:
