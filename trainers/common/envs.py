@@ -194,6 +194,16 @@ def with_history(env: gym.vector.VectorEnv, obs_history: Any) -> gym.vector.Vect
     return env if isinstance(env, ObservationHistory) else wrap_history(env, obs_history)
 
 
+def env_groups(env: gym.vector.VectorEnv) -> tuple[dict[str, slice], dict[str, slice]]:
+    """``(policy groups, privileged groups)`` of ``env``: name -> slice of its observation / of
+    ``info["privileged_obs"]`` (empty for an env that names none)."""
+    base = env.unwrapped
+    task = getattr(base, "task", None)
+    policy = getattr(base, "obs_groups", None) or getattr(task, "obs_groups", None) or {}
+    privileged = getattr(base, "privileged_obs_groups", None) or getattr(task, "privileged_obs_groups", None) or {}
+    return dict(policy), dict(privileged)
+
+
 def autoreset_mode(env: gym.vector.VectorEnv) -> gym.vector.AutoresetMode:
     """The env's autoreset mode (NEXT_STEP when it states none); ``ValueError`` for DISABLED."""
     mode = env.metadata.get("autoreset_mode", gym.vector.AutoresetMode.NEXT_STEP)

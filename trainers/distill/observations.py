@@ -26,19 +26,11 @@ import numpy as np
 
 from unilab_robot.deploy.controller_groups import CONTROLLER_GROUPS
 
+from ..common.envs import env_groups
+
 
 class GroupError(ValueError):
     """An observation group is missing, of another size, or privileged where it may not be."""
-
-
-def env_groups(env: gym.vector.VectorEnv) -> tuple[dict[str, slice], dict[str, slice]]:
-    """``(policy groups, privileged groups)`` of ``env``: name -> slice of its observation / of
-    ``info["privileged_obs"]`` (empty for an env that names none)."""
-    base = env.unwrapped
-    task = getattr(base, "task", None)
-    policy = getattr(base, "obs_groups", None) or getattr(task, "obs_groups", None) or {}
-    privileged = getattr(base, "privileged_obs_groups", None) or getattr(task, "privileged_obs_groups", None) or {}
-    return dict(policy), dict(privileged)
 
 
 def check_student_observation(env: gym.vector.VectorEnv, task: str, shared: Sequence[str] = ()) -> None:

@@ -35,6 +35,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from ..common.envs import env_groups
 from ..common.mlp import mlp
 from .config import ConfigError, PolicyConfig, TrainConfig
 from .models import ActorCritic, InferencePolicy
@@ -55,12 +56,9 @@ def resolve_targets(env: gym.vector.VectorEnv, targets: tuple[str, ...], task: s
     :class:`~trainers.ppo.config.ConfigError` (one line) for a task without a privileged observation,
     a target the actor already reads, or one the privileged observation does not hold.
     """
-    base = env.unwrapped
-    owner = getattr(base, "task", None)
-    policy = getattr(base, "obs_groups", None) or getattr(owner, "obs_groups", None) or {}
-    privileged = getattr(base, "privileged_obs_groups", None) or getattr(owner, "privileged_obs_groups", None) or {}
+    policy, privileged = env_groups(env)
     has_privileged = (getattr(env, "privileged_observation_space", None) or
-                      getattr(base, "privileged_observation_space", None)) is not None
+                      getattr(env.unwrapped, "privileged_observation_space", None)) is not None
     if not has_privileged or not privileged:
         raise ConfigError(f"policy.estimator: {task} has no named privileged observation groups to take the targets' "
                           f"true values from; set policy.estimator: null")

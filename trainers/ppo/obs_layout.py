@@ -16,6 +16,8 @@ from dataclasses import dataclass
 import gymnasium as gym
 import numpy as np
 
+from ..common.envs import env_groups
+
 __all__ = ["ColumnMatch", "Layout", "match_columns", "run_layout", "saved_layout"]
 
 
@@ -49,21 +51,15 @@ def _names(groups: dict[str, slice], width: int, unnamed: str) -> list[tuple[str
     return names
 
 
-def _task(env: gym.vector.VectorEnv):
-    base = env.unwrapped
-    return base, getattr(base, "task", None)
-
-
 def run_layout(env: gym.vector.VectorEnv) -> Layout | None:
     """This run's layout, read from its env; ``None`` for a task without named policy groups."""
-    base, owner = _task(env)
-    policy = getattr(base, "obs_groups", None) or getattr(owner, "obs_groups", None)
+    policy, privileged = env_groups(env)
     if not policy:
         return None
-    privileged = getattr(base, "privileged_obs_groups", None) or getattr(owner, "privileged_obs_groups", None) or {}
-    space = getattr(env, "privileged_observation_space", None) or getattr(base, "privileged_observation_space", None)
+    space = (getattr(env, "privileged_observation_space", None)
+             or getattr(env.unwrapped, "privileged_observation_space", None))
     obs = int(env.single_observation_space.shape[-1])
-    return Layout(dict(policy), dict(privileged), obs, None if space is None else obs + int(space.shape[-1]))
+    return Layout(policy, privileged, obs, None if space is None else obs + int(space.shape[-1]))
 
 
 def saved_layout(env: gym.vector.VectorEnv, saved_config: dict, saved_dims: dict) -> Layout | None:
@@ -71,7 +67,7 @@ def saved_layout(env: gym.vector.VectorEnv, saved_config: dict, saved_dims: dict
     task lays them with that run's ``critic_only_groups`` (its ``env_kwargs``', else the task's default), each
     as wide as in this run. ``None`` where the task cannot say (it has no ``observation_groups``); ``ValueError``
     where the widths do not add up to the checkpoint's."""
-    _, owner = _task(env)
+    owner = getattr(env.unwrapped, "task", None)
     mine = run_layout(env)
     config = getattr(owner, "config", None)
     if mine is None or not hasattr(owner, "observation_groups") or not dataclasses.is_dataclass(config):
