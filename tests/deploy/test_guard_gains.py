@@ -63,13 +63,21 @@ def test_the_guard_estimates_torque_with_the_gains_the_motors_apply(stiff):
     np.testing.assert_array_equal(robot.limits.kd, spec.action.kd)
     own = SafetyGuard.from_spec(spec, model, gains="model")
     assert (own.limits.kp == 500.0).all() and (own.limits.kd == 10.0).all()
-    # hip pitch, at rest: the spec's Kp 150 lets a target 88 / 150 = 0.587 rad away ask for its 88 N m;
-    # estimated with the stiff MJCF's Kp 500 the same target would be cut to 88 / 500 = 0.176 rad
-    q, qd = np.asarray(spec.action.home, np.float64), np.zeros(29)
+    # hip pitch, at rest, with 50% torque headroom (44 of its 88 N m, a limit the motor does not clamp at itself):
+    # the spec's Kp 150 lets a target 44 / 150 = 0.293 rad away ask for it; the stiff MJCF's Kp 500 only 0.088 rad
+    q, qd, up = np.asarray(spec.action.home, np.float64), np.zeros(29), np.array([1.0, 0, 0, 0])
     far = q.copy()
     far[0] += 0.5
-    assert robot.targets(far, q, qd, np.array([1.0, 0, 0, 0]))[0] == pytest.approx(far[0])
-    assert own.targets(far, q, qd, np.array([1.0, 0, 0, 0]))[0] == pytest.approx(q[0] + 88.0 / 500.0)
+    half = {**spec.safety.to_dict(), "torque_limit": None, "torque_fraction": 0.5}
+    robot_half = SafetyGuard.from_spec(spec, model, half)
+    own_half = SafetyGuard.from_spec(spec, model, half, gains="model")
+    assert robot_half.targets(far, q, qd, up)[0] == pytest.approx(q[0] + 44.0 / 150.0)
+    assert own_half.targets(far, q, qd, up)[0] == pytest.approx(q[0] + 44.0 / 500.0)
+    # at the spec's limit, the motor's own 88 N m, the motor clamps on every servo tick: no target moves for torque,
+    # with either gains (the guard once cut this one to 88 / 500 rad on the stiff servos and the G1 fell)
+    assert not robot.limits.torque_step.any() and not own.limits.torque_step.any()
+    assert robot.targets(far, q, qd, up)[0] == pytest.approx(far[0])
+    assert own.targets(far, q, qd, up)[0] == pytest.approx(far[0])
 
 
 def test_play_drives_a_stiff_model_with_the_spec_gains_unless_model_gains(stiff):

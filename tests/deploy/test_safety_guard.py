@@ -79,8 +79,9 @@ def test_rate_limit_moves_at_most_max_target_step_from_the_previous_target():
 
 
 def test_torque_limit_moves_the_target_to_the_estimated_torque_limit():
-    # tau = kp (t - q) - kd qd = 10 (t - 0) - 1 * 2 must stay in [-5, 5]: t in [-0.3, 0.7]
-    g = guard({"max_target_step": None, "position_fraction": 1.0})
+    # tau = kp (t - q) - kd qd = 10 (t - 0) - 1 * 2 must stay in [-5, 5]: t in [-0.3, 0.7]; motors without a force range
+    g = guard({"max_target_step": None, "position_fraction": 1.0, "torque_limit": 5.0}, force=np.full(2, np.inf))
+    assert g.limits.torque_step.all()
     q, qd = np.array([0.0, 1.0]), np.array([2.0, 0.0])
     out = g.targets([0.45, 1.0], q, qd, UPRIGHT)
     np.testing.assert_allclose(out[0], 0.45)  # 10 * 0.45 - 2 = 2.5 N m: within the limit
@@ -91,6 +92,23 @@ def test_torque_limit_moves_the_target_to_the_estimated_torque_limit():
     np.testing.assert_allclose(g.limits.tau, [2.5, 1.0])
     out = g.targets([0.5, 1.25], np.array([0.0, 1.0]), ZERO, UPRIGHT)
     np.testing.assert_allclose(out, [0.25, 1.1])
+
+
+def test_the_torque_step_leaves_a_limit_the_motor_holds_itself_to_the_motor():
+    # torque_fraction 1 of a 5 N m actuator: the motor clamps at 5 N m on every servo tick; the same -0.5 target that a
+    # motor without a force range gets moved to -0.3 passes (moved, it would hold 5 N m only at the period's start)
+    g = guard({"max_target_step": None, "position_fraction": 1.0})
+    np.testing.assert_allclose(g.limits.tau, [5.0, 5.0])
+    assert not g.limits.torque_step.any()
+    out = g.targets([-0.5, 1.0], np.array([0.0, 1.0]), np.array([2.0, 0.0]), UPRIGHT)
+    np.testing.assert_allclose(out, [-0.5, 1.0])
+    assert g.hits[2] == 0
+    # a limit below the motor's (headroom) on one joint: that joint's target moves, the other's is the motor's
+    g = guard({"max_target_step": None, "torque_limit": {"a": 4.0}})
+    np.testing.assert_array_equal(g.limits.torque_step, [True, False])
+    out = g.targets([-0.5, 1.5], np.array([0.0, 0.9]), np.array([2.0, 0.0]), UPRIGHT)
+    np.testing.assert_allclose(out, [-0.2, 1.5])  # 10 (t - 0) - 2 >= -4; joint b asks 6 N m of its 5 N m motor
+    assert g.hits[2] == 1
 
 
 def test_position_wins_over_rate_and_torque():

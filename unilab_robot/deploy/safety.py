@@ -10,7 +10,14 @@ Each control step the policy's joint position targets pass, in this order:
 
 1. **torque**: ``tau = kp * (target - q) - kd * qd`` must stay within ``torque_fraction`` of
    the actuator's force range: the target is moved to ``q + (+-tau_max + kd * qd) / kp`` when
-   it would ask for more. Kp and Kd are the gains the motors apply (:data:`GAINS`): by default
+   it would ask for more, on the joints whose actuator would not clamp there itself. Where the
+   actuator's own force limit is at or below ``tau_max`` (``torque_fraction`` 1, the default,
+   on a model that declares its motors' limits) the motor already holds the limit at every
+   servo tick, and a target moved at the control step would hold it only at the period's start
+   and take effort away for the rest of it: on a stiff servo (Kp 500) that cut made a walking
+   G1 fall (docs/results/safety_guard.md). So the step acts where the limit is stricter than
+   the motor (``torque_fraction`` < 1, a lower ``torque_limit``, an actuator without a force
+   range) and is left to the motor elsewhere (:attr:`SafetyLimits.torque_step`). Kp and Kd are the gains the motors apply (:data:`GAINS`): by default
    the deploy spec's ``action.kp`` / ``action.kd``, which the robot runtime sends its motor
    drivers with every target (``LowCmd_``) and ``unilab play`` drives a model with, whatever
    the robot's MJCF declares; ``gains="model"`` for a simulation that keeps the model's own
@@ -106,7 +113,8 @@ class SafetyConfig:
         position_low, position_high: per joint (rad): override the soft limits.
         max_target_step: per joint, rad per control step; ``None``: no rate limit.
         torque_fraction: the estimated PD torque stays within this fraction of the actuator's
-            force range; ``None``: no torque limit.
+            force range; ``None``: no torque limit. At 1 the actuator's own clamp holds it (the
+            guard moves no target for torque); below 1 the guard moves targets to keep headroom.
         torque_limit: per joint (N m): override ``torque_fraction * force range``.
         max_tilt: rad of base tilt that trips (floating base); ``"task"``: the task's fall
             angle (the deploy spec's ``episode.max_tilt``); ``None``: off.
@@ -290,6 +298,7 @@ class SafetyLimits:
     kp: np.ndarray
     kd: np.ndarray
     tau: np.ndarray           # N m the estimate may reach
+    torque_step: np.ndarray   # bool: the torque step moves this joint's target (the limit is below the motor's own clamp)
     max_qvel: np.ndarray      # rad/s
     cos_tilt: float           # trip below this cos(tilt); -inf: off
     stale_steps: int          # trip after more than this many steps without a new observation; -1: off
@@ -360,11 +369,19 @@ def resolve_limits(config: SafetyConfig | Mapping[str, Any] | None, joints: Join
     stale = -1 if cfg.stale_observation_s is None else int(math.floor(cfg.stale_observation_s / dt + 1e-9))
     return SafetyLimits(
         config=cfg, names=names, home=joints.home.copy(), scale=joints.scale, clip=joints.clip, low=low, high=high,
-        max_step=max_step, kp=joints.kp.copy(), kd=joints.kd.copy(), tau=tau, max_qvel=max_qvel,
+        max_step=max_step, kp=joints.kp.copy(), kd=joints.kd.copy(), tau=tau, torque_step=motor_lets_through(tau, joints.force),
+        max_qvel=max_qvel,
         cos_tilt=-np.inf if tilt is None else math.cos(tilt), stale_steps=stale, damping=cfg.safe_mode == "damping",
         floating=joints.floating,
         safe_kd=_resolve(cfg.safe_damping, names, "safe_damping", joints.kd), start=np.clip(joints.home, low, high),
         dt=float(dt))
+
+
+def motor_lets_through(tau: np.ndarray, force: np.ndarray) -> np.ndarray:
+    """Per joint, whether the actuator's own force limit ``force`` (N m) is above the guard's ``tau``: only there must
+    the guard move a target to keep the torque within ``tau``; elsewhere the motor clamps at ``tau`` or below itself
+    (a limit within a relative 1e-9 of the motor's counts as the motor's)."""
+    return np.isfinite(tau) & (tau < force * (1.0 - 1e-9))
 
 
 def spec_section(config: SafetyConfig | Mapping[str, Any] | None, joints: JointModel, dt: float,
@@ -478,8 +495,9 @@ def guard_rows(limits: SafetyLimits, state: GuardState, targets: np.ndarray, q: 
     t = np.where(np.isfinite(targets), targets, state.prev)
     with np.errstate(invalid="ignore", over="ignore"):
         slack = L.kd * qd
-        lo = q + (slack - L.tau) / L.kp
-        hi = q + (slack + L.tau) / L.kp
+        tau = np.where(L.torque_step, L.tau, np.inf)
+        lo = q + (slack - tau) / L.kp
+        hi = q + (slack + tau) / L.kp
         t1 = np.clip(t, np.where(np.isfinite(lo), lo, -np.inf), np.where(np.isfinite(hi), hi, np.inf))
     t2 = np.clip(t1, state.prev - L.max_step, state.prev + L.max_step)
     t3 = np.clip(t2, L.low, L.high)
