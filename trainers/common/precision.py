@@ -310,10 +310,25 @@ def reduce_precision(fp32: str | Path, out: str | Path, precision: str, task: st
 def reduce_run_precision(fp32: str | Path, out: str | Path, run_folder: str | Path, precision: str,
                          bound: float | None = None, force: bool = False) -> PrecisionReport:
     """:func:`reduce_precision` with the observations recorded in ``run_folder``'s task (its ``config.yaml``),
-    bare and under the run's sim-to-real profile when it trained under one."""
-    from .deploy_export import run_history, run_profile, run_task
+    bare and under the run's sim-to-real profile when it trained under one. A profile that no longer
+    resolves (a file gone, an unknown name) is a :class:`PrecisionError` saying so, before anything is recorded."""
+    from .deploy_export import run_history, run_task
 
     found = run_task(Path(run_folder))
     task, env_kwargs = found if found is not None else (None, None)
     return reduce_precision(fp32, out, precision, task, env_kwargs, bound=bound, force=force,
-                            obs_history=run_history(Path(run_folder)), sim2real=run_profile(Path(run_folder)))
+                            obs_history=run_history(Path(run_folder)),
+                            sim2real=_profile_to_check_under(Path(run_folder), precision))
+
+
+def _profile_to_check_under(run_folder: Path, precision: str) -> Profile | None:
+    """The run's sim-to-real profile (:func:`~trainers.common.deploy_export.run_profile`), or a
+    :class:`PrecisionError` that says it does not resolve and what to do."""
+    from .deploy_export import run_profile
+
+    try:
+        return run_profile(run_folder)
+    except (ValueError, TypeError, OSError) as e:
+        raise PrecisionError(f"cannot check the {precision} model under the run's sim-to-real profile: {e}. Restore "
+                             f"that profile or correct `sim2real` in {run_folder / 'config.yaml'}, or export fp32 "
+                             f"(the default); nothing was written") from None
