@@ -168,20 +168,17 @@ def test_eval_measures_the_error_against_the_privileged_observation_by_hand():
     from trainers.common.evaluation import run_episodes
     from trainers.ppo.estimator import MeteredActions
 
-    class Half:  # estimates the offset as half the goal
-        def estimate(self, obs):
-            return obs[:, 2:4] * 0.5
-
     from tests.trainers.conftest import make_point_reach
 
     env = make_point_reach(2, max_episode_steps=3, named_groups=True)
     seen = []
 
-    def act(obs):
-        seen.append(obs.copy())
-        return np.zeros((2, 2), np.float32)
+    class Half:  # acts zero and estimates the offset as half the goal
+        def action_and_estimate(self, obs):
+            seen.append(obs.numpy().copy())
+            return torch.zeros((2, 2)), obs[:, 2:4] * 0.5
 
-    meter = MeteredActions(act, Half(), np.array([0, 1]), ("x", "y"))
+    meter = MeteredActions(Half(), np.array([0, 1]), ("x", "y"))
     run_episodes(env, meter, episodes=2, seed=0, skip_first=False)
     obs = np.concatenate(seen)  # actions of zero: the point stays, so each row's offset is goal - pos of its obs
     err = obs[:, 2:4] * 0.5 - (obs[:, 2:4] - obs[:, 0:2])

@@ -189,6 +189,11 @@ class EstimatingInferencePolicy(InferencePolicy):
     def estimate(self, obs: torch.Tensor) -> torch.Tensor:
         return self.actor.estimator(self.normalized(obs))
 
+    def action_and_estimate(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(policy(obs), estimate(obs))`` with the estimator run once on ``obs`` (the action reads that estimate)."""
+        mean, estimate = self.actor.mean_and_estimate(self.normalized(obs))
+        return self._mirror_averaged(mean, obs), estimate
+
 
 # --------------------------------------------------------------------------- its error
 
@@ -230,26 +235,32 @@ def warmup_line(targets: tuple[str, ...], iteration: int, warmup: int) -> str | 
 
 
 class MeteredActions:
-    """An evaluation's ``obs -> actions`` that also measures the estimator's error: :func:`run_episodes
-    <trainers.common.evaluation.run_episodes>` calls :meth:`observe` with each observation and the info it
-    came with, before acting on it; :meth:`rmse` is the per-column RMSE over every observed row."""
+    """An evaluation's ``obs -> actions`` that also measures the estimator's error, from the estimate the action
+    read (one estimator pass per step): :func:`run_episodes <trainers.common.evaluation.run_episodes>` calls
+    :meth:`observe` with each observation's info before acting on it; :meth:`rmse` is the per-column RMSE over
+    every acted-on row. ``policy``: an :class:`EstimatingInferencePolicy` (its :meth:`action_and_estimate
+    <EstimatingInferencePolicy.action_and_estimate>`)."""
 
-    def __init__(self, act, policy: EstimatingInferencePolicy, privileged_columns: np.ndarray,
+    def __init__(self, policy: EstimatingInferencePolicy, privileged_columns: np.ndarray,
                  labels: tuple[str, ...], device: str = "cpu"):
-        self.act, self.policy, self.device = act, policy, device
+        self.policy, self.device = policy, device
         self.columns, self.labels = np.asarray(privileged_columns, np.int64), labels
         self.sq = np.zeros(len(labels))
         self.rows = 0
-
-    def __call__(self, obs: np.ndarray) -> np.ndarray:
-        return self.act(obs)
+        self._truth: np.ndarray | None = None  # the targets' true values of the observation acted on next
 
     def observe(self, obs: np.ndarray, info: dict) -> None:
-        truth = np.asarray(info["privileged_obs"], np.float64)[:, self.columns]
+        """Keep the targets' true values that came with ``obs`` (``info["privileged_obs"]``) for the next action."""
+        self._truth = np.asarray(info["privileged_obs"], np.float64)[:, self.columns]
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
         with torch.no_grad():
-            est = self.policy.estimate(torch.as_tensor(obs, dtype=torch.float32, device=self.device)).cpu().numpy()
-        self.sq += np.square(est.astype(np.float64) - truth).sum(0)
-        self.rows += len(truth)
+            action, est = self.policy.action_and_estimate(torch.as_tensor(obs, dtype=torch.float32, device=self.device))
+        if self._truth is not None:
+            self.sq += np.square(est.cpu().numpy().astype(np.float64) - self._truth).sum(0)
+            self.rows += len(self._truth)
+            self._truth = None
+        return action.cpu().numpy()
 
     def rmse(self) -> dict[str, float]:
         """``{"estimator/rmse_<label>": RMSE}`` over every observed row (empty before any)."""

@@ -90,9 +90,9 @@ def evaluate(checkpoint: str | Path, episodes: int = 10, num_envs: int | None = 
     try:
         check_compatible(ckpt, env_dims(env), checkpoint, critic=False)
         recorder = VideoRecorder(video, video_fps(env), max_video_frames, progress) if video is not None else None
-        act = _action_fn(policy, device, env.num_envs)
-        meter = _estimator_meter(act, policy, cfg, env, task, device)
-        result = run_episodes(env, meter or act, episodes, seed, recorder, skip_first)
+        meter = _estimator_meter(policy, cfg, env, task, device)
+        result = run_episodes(env, meter or _action_fn(policy, device, env.num_envs), episodes, seed, recorder,
+                              skip_first)
         if meter is not None:
             result.estimator_rmse = meter.rmse()
         return result
@@ -100,8 +100,8 @@ def evaluate(checkpoint: str | Path, episodes: int = 10, num_envs: int | None = 
         env.close()
 
 
-def _estimator_meter(act, policy, cfg: TrainConfig, env, task: str, device: str):
-    """``act`` that also measures a state estimator's error against ``env``'s privileged observation
+def _estimator_meter(policy, cfg: TrainConfig, env, task: str, device: str):
+    """``policy``'s actions that also measure its state estimator's error against ``env``'s privileged observation
     (:class:`~trainers.ppo.estimator.MeteredActions`); ``None`` without an estimator, or where the evaluated
     env's privileged observation lacks the targets (another task or ``critic_only_groups``: nothing to compare)."""
     est = cfg.policy.estimator
@@ -115,7 +115,7 @@ def _estimator_meter(act, policy, cfg: TrainConfig, env, task: str, device: str)
     except ConfigError:
         return None
     obs_dim = int(env.single_observation_space.shape[-1])
-    return MeteredActions(act, policy, np.asarray(columns) - obs_dim, axis_labels(est.targets, sizes), device)
+    return MeteredActions(policy, np.asarray(columns) - obs_dim, axis_labels(est.targets, sizes), device)
 
 
 def _action_fn(policy: InferencePolicy, device: str, num_envs: int = 1):

@@ -109,6 +109,11 @@ class InferencePolicy(nn.Module):
         return self.actor(self.normalized(obs))
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return self._mirror_averaged(self._mean(obs), obs)
+
+    def _mirror_averaged(self, mean: torch.Tensor, obs: torch.Tensor) -> torch.Tensor:
+        """The action from ``mean``, the actor's mean on raw ``obs``: ``mean`` itself, or with a mirror map its
+        average with the mirror image of the actor's mean on the mirrored ``obs``."""
         if self.mirror is None:
-            return self._mean(obs)
-        return 0.5 * (self._mean(obs) + self.mirror.action(self._mean(self.mirror.observation(obs))))
+            return mean
+        return 0.5 * (mean + self.mirror.action(self._mean(self.mirror.observation(obs))))
