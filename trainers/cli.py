@@ -314,6 +314,11 @@ def _eval(args: argparse.Namespace) -> int:
     except (CheckpointError, ConfigError, Sim2RealError) as e:
         return fail("eval", e)
     print(res.summary())
+    from trainers.common.evaluation import estimator_rmse_line
+
+    estimated = estimator_rmse_line(res.estimator_rmse)  # the same line training ends with
+    if estimated:
+        print(estimated)
     for line in res.group_lines():
         print(line)
     if args.commands:

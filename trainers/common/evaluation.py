@@ -26,7 +26,7 @@ NEXT_STEP (the step after a done resets that row; its reward is not counted).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import gymnasium as gym
@@ -70,7 +70,7 @@ class EvalResult:
     episode_metrics: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
     episode_groups: tuple[str, ...] | None = dataclasses.field(default=None, compare=False, repr=False)
     #: a policy with a learned state estimator (trainers.ppo.estimator): ``estimator/rmse_<target>_<axis>`` over
-    #: every evaluated step, against the env's privileged observation; empty otherwise
+    #: every evaluated step, against the env's privileged observation; empty otherwise (:func:`estimator_rmse_line`)
     estimator_rmse: dict = dataclasses.field(default_factory=dict, compare=False)
 
     def walk_rate(self, min_tracking: float = WALK_TRACKING) -> float | None:
@@ -119,12 +119,20 @@ class EvalResult:
             s += f"  success {self.success_rate:.1%}  ended early {self.fall_rate:.1%} (a success can end an episode)"
         for name, values in self.episode_metrics.items():
             s += f"  {name} {np.mean(values):.3g}"
-        if self.estimator_rmse:
-            s += "  estimator RMSE " + " ".join(f"{k.removeprefix('estimator/rmse_')} {v:.3g}"
-                                                for k, v in self.estimator_rmse.items())
         if self.video is not None:
             s += f"  video {self.video}"
         return s
+
+
+def estimator_rmse_line(stats: Mapping[str, float]) -> str | None:
+    """The one line a learned state estimator's error is printed as, at the end of training and by ``unilab eval``:
+    ``estimator RMSE in the targets' units: linvel_x 0.0812  linvel_y 0.0634`` from the ``estimator/rmse_<label>``
+    entries of ``stats`` (others ignored), three significant digits; ``None`` when there are none."""
+    prefix = "estimator/rmse_"
+    found = {k[len(prefix):]: v for k, v in stats.items() if k.startswith(prefix)}
+    if not found:
+        return None
+    return "estimator RMSE in the targets' units: " + "  ".join(f"{k} {v:.3g}" for k, v in found.items())
 
 
 def episodes_per_env(episodes: int, num_envs: int) -> int:

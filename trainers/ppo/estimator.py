@@ -41,7 +41,7 @@ from .config import ConfigError, PolicyConfig, TrainConfig
 from .models import ActorCritic, InferencePolicy
 
 __all__ = ["EstimatingActor", "EstimatingInferencePolicy", "EstimatorActorCritic", "MeteredActions", "axis_labels",
-           "estimator_line", "resolve_targets", "rmse_stats", "truth_mirror", "warmup_line", "with_estimator"]
+           "resolve_targets", "rmse_stats", "truth_mirror", "warmup_line", "with_estimator"]
 
 _AXES = ("x", "y", "z")
 
@@ -208,15 +208,6 @@ def rmse_stats(estimate: torch.Tensor, truth: torch.Tensor, mask: torch.Tensor |
     else:
         mse = (err * mask.unsqueeze(-1)).sum(0) / mask.sum().clamp_min(1.0)
     return {f"estimator/rmse_{label}": value for label, value in zip(labels, mse.sqrt().tolist())}
-
-
-def estimator_line(stats: dict[str, float]) -> str | None:
-    """``estimator RMSE: linvel_x 0.081  linvel_y ...`` from a run's or an evaluation's ``estimator/rmse_*``
-    statistics, in the targets' units; ``None`` when there are none."""
-    found = {k[len("estimator/rmse_"):]: v for k, v in stats.items() if k.startswith("estimator/rmse_")}
-    if not found:
-        return None
-    return "estimator RMSE (the last rollout, the targets' units): " + "  ".join(f"{k} {v:.4g}" for k, v in found.items())
 
 
 def warmup_line(targets: tuple[str, ...], iteration: int, warmup: int) -> str | None:

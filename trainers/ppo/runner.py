@@ -54,6 +54,7 @@ from unilab_envs.threads import torch_thread_count
 from ..common.checkpoint import CheckpointError, load_checkpoint, save_checkpoint, to_numpy, to_tensors
 from ..common.denormals import denormals_flushed
 from ..common.device import resolve_device
+from ..common.evaluation import estimator_rmse_line
 from ..common.lifecycle import Cadence, learning_curve, start_line, stopped_line, write_run_files
 from ..common.logging import RunLogger
 from ..common.normalizers import EmpiricalNormalizer
@@ -66,7 +67,7 @@ from .collector import Collector
 from .config import TrainConfig, to_dict
 from .early_stop import stop_callback
 from .envs import env_dims, make_vec_env
-from .estimator import estimator_line, truth_mirror, warmup_line, with_estimator
+from .estimator import truth_mirror, warmup_line, with_estimator
 from .faults import TrainingFault, close_log, nonfinite_message, write_failure, write_failure_message
 from .image_encoder import fix_image_columns, with_image_groups
 from .models import ActorCritic
@@ -474,7 +475,7 @@ class Runner:
             if progress is not None:
                 progress.close()
             close_log(logger)
-        estimated = estimator_line(stats) if self.is_main else None  # the last rollout's estimator error
+        estimated = estimator_rmse_line(stats) if self.is_main else None  # the last rollout's estimator error
         if estimated:
             print(estimated, flush=True)
         if interrupted and self.is_main:
