@@ -129,7 +129,7 @@ def test_position_wins_over_rate_and_torque():
     ("nonfinite_observation", dict(q=np.array([np.nan, 1.0]))),
 ])
 def test_each_watchdog_latches_the_safe_mode_until_reset(reason, step):
-    g = guard()
+    g = guard({"joint_velocity_steps": 1})  # the joint-velocity watchdog on its first reading (the default waits for 2)
     args = dict(targets=np.array([0.1, 1.1]), q=np.array([0.05, 1.05]), qd=ZERO, base_quat=UPRIGHT, obs=np.zeros(3))
     g.targets(**args)
     assert not g.latched and g.gains()[0].tolist() == [10.0, 10.0]
@@ -143,6 +143,27 @@ def test_each_watchdog_latches_the_safe_mode_until_reset(reason, step):
     np.testing.assert_array_equal(again, out)
     g.reset()
     assert not g.latched and g.reason is None and g.gains()[0].tolist() == [10.0, 10.0]
+
+
+def test_joint_velocity_trips_on_joint_velocity_steps_readings_in_a_row():
+    args = dict(targets=np.array([0.1, 1.1]), q=np.array([0.05, 1.05]), base_quat=UPRIGHT)
+    fast, slow = np.array([0.0, 31.0]), np.array([0.0, 29.0])
+    g = guard()  # the default: 2 control steps in a row over 30 rad/s
+    assert g.limits.qvel_steps == 2
+    for qd in (fast, slow, fast, slow, fast, slow):  # single readings over the limit (impacts): no trip
+        g.targets(qd=qd, **args)
+        assert not g.latched
+    g.targets(qd=fast, **args)
+    assert not g.latched
+    g.targets(qd=np.array([-31.0, 0.0]), **args)  # another joint, the next step: still "a joint over" twice in a row
+    assert g.latched and g.reason == "joint_velocity" and g.hits[3] == 1
+    g.reset()
+    g.targets(qd=fast, **args)  # a reset forgets the reading before it
+    assert not g.latched
+    three = guard({"joint_velocity_steps": 3})
+    for k, qd in enumerate((fast, fast, fast)):
+        three.targets(qd=qd, **args)
+        assert three.latched == (k == 2)
 
 
 def test_tilt_trips_beyond_max_tilt_and_task_means_the_tasks_fall_angle():
@@ -232,6 +253,8 @@ def test_extreme_and_nan_inputs_never_give_an_out_of_limit_target():
     ({"max_target_step": -0.1}, "safety.max_target_step must be a number > 0"),
     ({"max_target_step": [0.1, "x"]}, "safety.max_target_step must be a number > 0, a list of them"),
     ({"max_joint_velocity": {"a": 0}}, r"safety.max_joint_velocity\['a'\] must be a number > 0"),
+    ({"joint_velocity_steps": 0}, "safety.joint_velocity_steps must be a whole number of control steps >= 1"),
+    ({"joint_velocity_steps": 1.5}, "safety.joint_velocity_steps must be a whole number of control steps >= 1"),
     ({"torque_fraction": 0}, "safety.torque_fraction must be a number > 0 or null"),
     ({"max_tilt": 4}, r"safety.max_tilt must be 'task', null or an angle in \(0, pi\]"),
     ({"stale_observation_s": -1}, "safety.stale_observation_s must be a number >= 0 or null"),

@@ -34,7 +34,10 @@ Watchdogs latch a **safe mode** until the episode ends (:func:`start_rows`):
 
 * ``tilt``: the base tilted beyond ``max_tilt`` (floating-base robots; by default the
   task's own fall angle);
-* ``joint_velocity``: a joint faster than ``max_joint_velocity``;
+* ``joint_velocity``: a joint faster than ``max_joint_velocity`` on ``joint_velocity_steps`` control
+  steps in a row (2 by default: a single reading over the limit, as a foot's impact gives a stiff
+  ankle, is not a runaway, and latching damping on it made a walking G1 fall; a joint that runs away
+  stays over the limit and trips one control period later);
 * ``nonfinite_action``: a NaN or inf target;
 * ``nonfinite_observation``: a NaN or inf in the policy's observation or the joint/base readings;
 * ``stale_observation``: no new observation for longer than ``stale_observation_s``.
@@ -119,6 +122,8 @@ class SafetyConfig:
         max_tilt: rad of base tilt that trips (floating base); ``"task"``: the task's fall
             angle (the deploy spec's ``episode.max_tilt``); ``None``: off.
         max_joint_velocity: per joint, rad/s that trips; ``None``: off.
+        joint_velocity_steps: consecutive control steps with a joint over ``max_joint_velocity``
+            that trip (1: the first reading over it).
         stale_observation_s: seconds without a new observation that trip; ``None``: off.
         safe_mode: ``"damping"`` (Kp 0) or ``"hold"`` (hold the pose of the trip).
         safe_damping: per joint, the safe mode's Kd (N m s/rad); ``None``: the model's Kd.
@@ -134,6 +139,7 @@ class SafetyConfig:
     torque_limit: Any = None
     max_tilt: Any = "task"
     max_joint_velocity: Any = 30.0
+    joint_velocity_steps: int = 2
     stale_observation_s: float | None = 0.25
     safe_mode: str = "damping"
     safe_damping: Any = None
@@ -153,6 +159,9 @@ class SafetyConfig:
         tilt = self.max_tilt
         require(tilt is None or tilt == "task" or (_number(tilt) and 0 < tilt <= math.pi),
                 f"safety.max_tilt must be 'task', null or an angle in (0, pi] rad, got {tilt!r}")
+        k = self.joint_velocity_steps
+        require(isinstance(k, int) and not isinstance(k, bool) and k >= 1,
+                f"safety.joint_velocity_steps must be a whole number of control steps >= 1, got {k!r}")
         s = self.stale_observation_s
         require(s is None or (_number(s) and s >= 0), f"safety.stale_observation_s must be a number >= 0 or null, got {s!r}")
         require(self.safe_mode in SAFE_MODES, f"safety.safe_mode must be one of {list(SAFE_MODES)}, got {self.safe_mode!r}")
@@ -300,6 +309,7 @@ class SafetyLimits:
     tau: np.ndarray           # N m the estimate may reach
     torque_step: np.ndarray   # bool: the torque step moves this joint's target (the limit is below the motor's own clamp)
     max_qvel: np.ndarray      # rad/s
+    qvel_steps: int           # consecutive control steps over max_qvel that trip
     cos_tilt: float           # trip below this cos(tilt); -inf: off
     stale_steps: int          # trip after more than this many steps without a new observation; -1: off
     damping: bool             # safe mode: damping (else hold)
@@ -370,7 +380,7 @@ def resolve_limits(config: SafetyConfig | Mapping[str, Any] | None, joints: Join
     return SafetyLimits(
         config=cfg, names=names, home=joints.home.copy(), scale=joints.scale, clip=joints.clip, low=low, high=high,
         max_step=max_step, kp=joints.kp.copy(), kd=joints.kd.copy(), tau=tau, torque_step=motor_lets_through(tau, joints.force),
-        max_qvel=max_qvel,
+        max_qvel=max_qvel, qvel_steps=cfg.joint_velocity_steps,
         cos_tilt=-np.inf if tilt is None else math.cos(tilt), stale_steps=stale, damping=cfg.safe_mode == "damping",
         floating=joints.floating,
         safe_kd=_resolve(cfg.safe_damping, names, "safe_damping", joints.kd), start=np.clip(joints.home, low, high),
@@ -425,6 +435,7 @@ class GuardState:
     reason: np.ndarray    # (N,) int8, index + 1 into REASONS
     stale: np.ndarray     # (N,) int64 steps since the last new observation
     obs_bad: np.ndarray   # (N,) bool, the latest observation held a NaN or inf
+    fast: np.ndarray      # (N,) int64 control steps in a row with a joint over max_qvel
     counts: np.ndarray    # (N, 4) int64 totals of COUNTS since the state was made
 
     @classmethod
@@ -432,6 +443,7 @@ class GuardState:
         j = limits.size
         return cls(prev=np.tile(limits.start, (n, 1)), hold=np.tile(limits.start, (n, 1)), latched=np.zeros(n, bool),
                    reason=np.zeros(n, np.int8), stale=np.zeros(n, np.int64), obs_bad=np.zeros(n, bool),
+                   fast=np.zeros(n, np.int64),
                    counts=np.zeros((n, len(COUNTS)), np.int64))
 
 
@@ -443,6 +455,7 @@ def start_rows(limits: SafetyLimits, state: GuardState, rows: np.ndarray) -> Non
     state.reason[rows] = 0
     state.stale[rows] = 0
     state.obs_bad[rows] = False
+    state.fast[rows] = 0
 
 
 def observe_rows(state: GuardState, obs: np.ndarray | None, new: np.ndarray, rows: np.ndarray) -> None:
@@ -475,9 +488,11 @@ def guard_rows(limits: SafetyLimits, state: GuardState, targets: np.ndarray, q: 
     bad_state = ~(np.isfinite(q).all(axis=1) & np.isfinite(qd).all(axis=1))
     if upz is not None:
         bad_state |= ~np.isfinite(upz)
+    fast = (np.abs(qd) > L.max_qvel).any(axis=1)
+    state.fast[active] = np.where(fast, state.fast + 1, 0)[active]
     conditions = (  # in REASONS order
         upz < L.cos_tilt if upz is not None else none,
-        (np.abs(qd) > L.max_qvel).any(axis=1),
+        state.fast >= L.qvel_steps,
         ~np.isfinite(targets).all(axis=1),
         state.obs_bad | bad_state,
         state.stale > L.stale_steps if L.stale_steps >= 0 else none,

@@ -52,7 +52,7 @@ SECTION_KEYS: dict[str, tuple[str, ...]] = {
     "observation_latency": ("delay", "groups"),
     "packet_loss": ("observations", "actions"),
     "safety": ("position_fraction", "position_low", "position_high", "max_target_step", "torque_fraction",
-               "torque_limit", "max_tilt", "max_joint_velocity", "stale_observation_s", "safe_mode",
+               "torque_limit", "max_tilt", "max_joint_velocity", "joint_velocity_steps", "stale_observation_s", "safe_mode",
                "safe_damping", "source"),
 }
 #: a packet_loss direction's keys (wrappers.packet_loss.ChannelConfig)
