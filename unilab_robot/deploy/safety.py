@@ -17,7 +17,8 @@ Each control step the policy's joint position targets pass, in this order:
    and take effort away for the rest of it: on a stiff servo (Kp 500) that cut made a walking
    G1 fall (docs/results/safety_guard.md). So the step acts where the limit is stricter than
    the motor (``torque_fraction`` < 1, a lower ``torque_limit``, an actuator without a force
-   range) and is left to the motor elsewhere (:attr:`SafetyLimits.torque_step`). Kp and Kd are the gains the motors apply (:data:`GAINS`): by default
+   range) and is left to the motor elsewhere (:attr:`SafetyLimits.step_tau`). Kp and Kd are
+   the gains the motors apply (:data:`GAINS`): by default
    the deploy spec's ``action.kp`` / ``action.kd``, which the robot runtime sends its motor
    drivers with every target (``LowCmd_``) and ``unilab play`` drives a model with, whatever
    the robot's MJCF declares; ``gains="model"`` for a simulation that keeps the model's own
@@ -307,7 +308,7 @@ class SafetyLimits:
     kp: np.ndarray
     kd: np.ndarray
     tau: np.ndarray           # N m the estimate may reach
-    torque_step: np.ndarray   # bool: the torque step moves this joint's target (the limit is below the motor's own clamp)
+    step_tau: np.ndarray      # N m the torque step holds the estimate to: tau where it is below the motor's own clamp, else inf
     max_qvel: np.ndarray      # rad/s
     qvel_steps: int           # consecutive control steps over max_qvel that trip
     cos_tilt: float           # trip below this cos(tilt); -inf: off
@@ -321,6 +322,11 @@ class SafetyLimits:
     @property
     def size(self) -> int:
         return len(self.names)
+
+    @property
+    def torque_step(self) -> np.ndarray:
+        """Per joint, whether the torque step moves its target (its limit is below the motor's own clamp)."""
+        return np.isfinite(self.step_tau)
 
 
 def _resolve(value: Any, names: tuple[str, ...], key: str, default: np.ndarray) -> np.ndarray:
@@ -379,7 +385,8 @@ def resolve_limits(config: SafetyConfig | Mapping[str, Any] | None, joints: Join
     stale = -1 if cfg.stale_observation_s is None else int(math.floor(cfg.stale_observation_s / dt + 1e-9))
     return SafetyLimits(
         config=cfg, names=names, home=joints.home.copy(), scale=joints.scale, clip=joints.clip, low=low, high=high,
-        max_step=max_step, kp=joints.kp.copy(), kd=joints.kd.copy(), tau=tau, torque_step=motor_lets_through(tau, joints.force),
+        max_step=max_step, kp=joints.kp.copy(), kd=joints.kd.copy(), tau=tau,
+        step_tau=np.where(motor_lets_through(tau, joints.force), tau, np.inf),
         max_qvel=max_qvel, qvel_steps=cfg.joint_velocity_steps,
         cos_tilt=-np.inf if tilt is None else math.cos(tilt), stale_steps=stale, damping=cfg.safe_mode == "damping",
         floating=joints.floating,
@@ -510,9 +517,8 @@ def guard_rows(limits: SafetyLimits, state: GuardState, targets: np.ndarray, q: 
     t = np.where(np.isfinite(targets), targets, state.prev)
     with np.errstate(invalid="ignore", over="ignore"):
         slack = L.kd * qd
-        tau = np.where(L.torque_step, L.tau, np.inf)
-        lo = q + (slack - tau) / L.kp
-        hi = q + (slack + tau) / L.kp
+        lo = q + (slack - L.step_tau) / L.kp
+        hi = q + (slack + L.step_tau) / L.kp
         t1 = np.clip(t, np.where(np.isfinite(lo), lo, -np.inf), np.where(np.isfinite(hi), hi, np.inf))
     t2 = np.clip(t1, state.prev - L.max_step, state.prev + L.max_step)
     t3 = np.clip(t2, L.low, L.high)
