@@ -59,6 +59,26 @@ class UpdatesRaise:
 
 
 @dataclass(frozen=True)
+class Demonstrations:
+    """``algo.demonstrations``: the task's scripted controller (``Task.scripted_action``; UR5Grasp has one) drives
+    the batch's first ``envs`` envs for the run's first ``steps`` env steps (all envs counted, as ``total_steps``),
+    its actions plus Gaussian ``noise`` (std in the learner's [-1, 1] units, then clipped; drawn from torch's RNG,
+    so resume stays exact). Their transitions go to the replay buffer as the others do, so the critic sees the
+    skill the exploring actor has not found yet (UR5Grasp: the lift). Their episodes are not the actor's: the
+    training statistics (success, return, reward terms, the stop rule, the stall line, ``raise_updates``) read the
+    other envs; an episode the script started counts nowhere, even when the actor finishes it."""
+
+    envs: int = 8
+    steps: int = 100_000
+    noise: float = 0.3
+
+    def __post_init__(self) -> None:
+        require(self.envs >= 1 and self.steps >= 1,
+                f"algo.demonstrations.envs and .steps must be >= 1, got envs {self.envs} and steps {self.steps}")
+        require(self.noise >= 0.0, f"algo.demonstrations.noise must be >= 0 (a std in [-1, 1] action units), got {self.noise}")
+
+
+@dataclass(frozen=True)
 class OffPolicyAlgo:
     """The learner: SAC, or TD3 (``kind: td3``) from the same code."""
 
@@ -86,6 +106,9 @@ class OffPolicyAlgo:
     # the exploring noise's memory per batch env step (trainers.offpolicy.exploration): 0 white (each step a fresh
     # draw, as SAC and TD3 are written); 0.9 at 25 Hz ~0.4 s, so a move that takes several steps the same way is tried
     exploration_correlation: float = 0.0
+    # e.g. {envs: 8, steps: 100_000, noise: 0.3}: the task's scripted controller drives that many envs that long
+    # (Demonstrations); null: none
+    demonstrations: Demonstrations | None = None
     max_grad_norm: float = 10.0
     # a distributional (C51) critic, e.g. {num_atoms: 101, v_min: -10, v_max: 10}; null: the scalar critic
     distributional: DistributionalCritic | None = None
@@ -202,6 +225,9 @@ class OffPolicyConfig:
                 f"device must be 'auto', 'cpu' or 'cuda[:i]', got {self.device!r}")
         require(self.algo.buffer_size >= self.num_envs,
                 f"algo.buffer_size ({self.algo.buffer_size}) must hold at least one step of num_envs ({self.num_envs})")
+        demos = self.algo.demonstrations
+        require(demos is None or demos.envs < self.num_envs, f"algo.demonstrations.envs ({demos and demos.envs}) must "
+                f"be below num_envs ({self.num_envs}): at least one env is left to the actor")
         if isinstance(self.sim2real, str) and self.sim2real.strip().lower() in ("none", ""):
             object.__setattr__(self, "sim2real", None)
 

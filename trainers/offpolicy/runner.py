@@ -49,6 +49,7 @@ from trainers.common.runs import OFFPOLICY_FORMAT
 from trainers.common.signals import StopRequest, route_stop_signals
 from trainers.common.stall import StallDetector
 from trainers.offpolicy.config import OffPolicyConfig
+from trainers.offpolicy.demonstrations import ScriptedDemonstrations
 from trainers.offpolicy.exploration import CorrelatedNoise
 from trainers.offpolicy.learner import OffPolicyLearner
 from trainers.offpolicy.replay import DeviceReplay, replay_bytes
@@ -105,6 +106,8 @@ class OffPolicyRunner:
         self.noise = CorrelatedNoise(cfg.num_envs, action_dim, rho, self.device) if rho > 0 else None
         try:  # None unless algo.symmetry: augment; refused here for a task without a mirror map
             self.mirror = env_batch_mirror(self.env, cfg.task, algo.symmetry, self.critic_extra, self.device)
+            self.demos = (None if algo.demonstrations is None else
+                          ScriptedDemonstrations(self.env, algo.demonstrations, cfg.task, self.low, self.high))
         except ValueError:
             self.env.close()
             raise
@@ -116,6 +119,10 @@ class OffPolicyRunner:
         self.obs, self.priv = _own(obs), _own(info.get("privileged_obs") if self.critic_extra else None)
         self.ep_ret, self.ep_len = np.zeros(cfg.num_envs), np.zeros(cfg.num_envs, dtype=np.int64)
         self.finished: deque = deque(maxlen=RECENT_EPISODES)  # (return, length, success) of recent episodes
+        # envs whose episode in progress is the actor's (algo.demonstrations: the script's are not counted)
+        self.counted = np.ones(cfg.num_envs, dtype=bool)
+        if self.demos is not None and self.demos.active(0):
+            self.counted[: self.demos.envs] = False
         self.stall = StallDetector(cfg.log.stall_steps)  # says when success stays 0 and the return flat
         self.episodes_done = 0
         self.term_sums: dict[str, float] = {}  # reward/<term> and reward/total summed since the last log row
@@ -140,6 +147,9 @@ class OffPolicyRunner:
             obs = torch.as_tensor(self.obs, dtype=torch.float32).to(self.device)
             noise = self.noise.next() if self.noise is not None else None
             action = self.learner.act(obs, explore=True, noise=noise).float().cpu().numpy()
+        demonstrating = self.demos is not None and self.demos.active(self.env_steps)
+        if demonstrating:
+            action[: self.demos.envs] = self.demos.actions(self.obs)
         env_action = to_box(action, self.low, self.high)
         next_obs, reward, terminated, truncated, info = self.env.step(env_action)
         done = terminated | truncated
@@ -160,18 +170,19 @@ class OffPolicyRunner:
         if self.mirror is not None:  # the updates see the mirror images too: so do the normalizers' statistics
             obs_m, critic_m = self.mirror.observations(obs_t, critic_t)
             self.learner.observe_statistics(obs_m, obs_m if critic_m is None else torch.cat([obs_m, critic_m], -1))
-        self._episodes(reward, done, info)
+        self._episodes(reward, done, info, slice(self.demos.envs, None) if demonstrating else slice(None))
         # our own copies: an env may rewrite the arrays it returned in place at its next step (the stored
         # observation would then be the next one)
         self.obs, self.priv = _own(next_obs), _own(info.get("privileged_obs") if self.critic_extra else None)
         self.env_steps += cfg.num_envs
         self.iteration += 1
 
-    def _episodes(self, reward: np.ndarray, done: np.ndarray, info: dict) -> None:
+    def _episodes(self, reward: np.ndarray, done: np.ndarray, info: dict, actors: slice) -> None:
+        """The step's reward terms over the envs the actor drove (``actors``) and the episodes it finished."""
         sums = self.term_sums
-        sums["reward/total"] = sums.get("reward/total", 0.0) + float(reward.mean())
+        sums["reward/total"] = sums.get("reward/total", 0.0) + float(reward[actors].mean())
         for name, values in (info.get("reward_terms") or {}).items():
-            sums[f"reward/{name}"] = sums.get(f"reward/{name}", 0.0) + float(np.mean(values))
+            sums[f"reward/{name}"] = sums.get(f"reward/{name}", 0.0) + float(np.mean(np.asarray(values)[actors]))
         self.term_steps += 1
         for key in CURRICULUM_KEYS:
             if key in info:
@@ -179,10 +190,14 @@ class OffPolicyRunner:
         self.ep_ret += reward
         self.ep_len += 1
         success = info.get("is_success")
-        self.episodes_done += int(done.sum())
-        for i in np.flatnonzero(done):
+        ended = np.flatnonzero(done & self.counted)
+        self.episodes_done += len(ended)
+        for i in ended:
             self.finished.append((float(self.ep_ret[i]), int(self.ep_len[i]), None if success is None else bool(success[i])))
         self.ep_ret[done], self.ep_len[done] = 0.0, 0
+        self.counted[done] = True  # the next episode is the actor's unless the script still drives the env
+        if self.demos is not None and self.demos.active(self.env_steps + self.cfg.num_envs):
+            self.counted[: self.demos.envs] = False
 
     def learn(self) -> dict[str, float]:
         """The updates this step earned (``algo.updates_per_step`` per batch step, once learning started)."""
@@ -243,7 +258,8 @@ class OffPolicyRunner:
             "env_state": to_tensors(self.env.get_state()) if hasattr(self.env, "get_state") else None,
             "obs": torch.from_numpy(np.array(self.obs)), "priv": None if self.priv is None else torch.from_numpy(np.array(self.priv)),
             "episodes": {"ret": torch.from_numpy(self.ep_ret.copy()), "len": torch.from_numpy(self.ep_len.copy()),
-                         "done": self.episodes_done, "recent": _recent_tensors(self.finished)},
+                         "done": self.episodes_done, "recent": _recent_tensors(self.finished),
+                         "counted": torch.from_numpy(self.counted.copy())},
             "replay": self.replay.state_dict() if cfg.log.save_replay else None,
             "eval_stats": dict(self.eval_stats),
             "exploration_noise": None if self.noise is None else self.noise.state_dict(),
@@ -276,6 +292,8 @@ class OffPolicyRunner:
             self.obs = ckpt["obs"].numpy()
             self.priv = None if ckpt["priv"] is None else ckpt["priv"].numpy()
             self.ep_ret[:], self.ep_len[:] = ckpt["episodes"]["ret"].numpy(), ckpt["episodes"]["len"].numpy()
+            if ckpt["episodes"].get("counted") is not None:  # checkpoints before algo.demonstrations: all counted
+                self.counted[:] = ckpt["episodes"]["counted"].numpy()
         episodes = ckpt.get("episodes") or {}  # a slim checkpoint has none: the counts start afresh
         self.episodes_done = int(episodes.get("done", 0))
         if episodes.get("recent") is not None:  # the stop rule's window (checkpoints before it: empty)
@@ -304,6 +322,8 @@ class OffPolicyRunner:
         print(f"[unilab] {cfg.algo.kind} on {self.device}: replay buffer {self.replay.rows * cfg.num_envs} transitions, "
               f"{need / 2**20:.1f} MiB on {self.device}; {cfg.iterations} batch steps of {cfg.num_envs} envs{mirrored}{bf16}",
               flush=True)
+        if self.demos is not None and self.demos.active(self.env_steps):
+            print(self.demos.describe(cfg.num_envs), flush=True)
         logger = RunLogger(self.out, csv_log=cfg.log.csv, tensorboard=cfg.log.tensorboard,
                            resume_step=self.env_steps if self.env_steps else None)
         progress = Progress(cfg.task, cfg.iterations * cfg.num_envs, self.env_steps, bar=cfg.log.progress)

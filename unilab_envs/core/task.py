@@ -188,6 +188,12 @@ class Task(abc.ABC):
         """Extra per-env arrays for ``info`` (e.g. ``is_success``); default none."""
         return {}
 
+    def scripted_action(self, obs: np.ndarray) -> np.ndarray:
+        """A scripted controller's ``(N, A)`` actions in the action box for ``(N, obs_size)`` policy observations:
+        the demonstrations an off-policy run's ``algo.demonstrations`` puts in its replay buffer. Stateless (from
+        the observation alone). Default: ``NotImplementedError`` (the task has none; UR5Grasp has one)."""
+        raise NotImplementedError(f"{type(self).__name__} has no scripted controller (Task.scripted_action)")
+
     def deploy_facts(self) -> DeployFacts:
         """What ``unilab export`` / ``play`` need to write this task's deploy spec beyond its model and
         config (:class:`DeployFacts`); ``LocomotionTask`` and the arm tasks give theirs. Default: a

@@ -81,6 +81,7 @@ from unilab_envs.tasks.arm_config import ArmConfig
 from unilab_envs.tasks.arm_groups import GRASP_CRITIC_GROUPS, GRASP_GROUPS, ArmObservation
 from unilab_envs.tasks.arm_reward_kernel import GRASP_OBS_QUANTITIES, grasp_kernel
 from unilab_envs.tasks.arm_terms import GRASP_TERMS, reward_scales_class
+from unilab_envs.tasks.ur5_grasp_script import scripted_grasp
 
 PAD_SENSORS = ("left_pad_cube", "right_pad_cube")
 
@@ -328,6 +329,11 @@ class UR5Grasp(ArmObservation, Task):
 
     def task_info(self) -> dict[str, np.ndarray]:
         return {"is_success": self.is_success}
+
+    def scripted_action(self, obs: np.ndarray) -> np.ndarray:
+        """The scripted pick (:func:`~unilab_envs.tasks.ur5_grasp_script.scripted_grasp`): approach, descend, close, lift."""
+        cfg = self.config
+        return scripted_grasp(obs, self.obs_groups, cfg.action_scale, cfg.cube_size)
 
     def deploy_facts(self) -> DeployFacts:
         """Pick and lift through the pinch site, the arm's joints, the config's scene MJCF (deploy spec)."""
