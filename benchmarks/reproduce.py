@@ -89,7 +89,7 @@ HEADLINES = (
              ("train", "--task", "UniLab/UR5Grasp-v0"), (Bound("success", ">=", 94),), 15),
     Headline("sac_grasp", "UR5Grasp with the bundled SAC: >= 94% success by 0.5M steps",
              ("train", "--algo", "sac", "--task", "UniLab/UR5Grasp-v0"),
-             (Bound("success", ">=", 94), Bound("steps", "<=", 500_000)), 25),
+             (Bound("success", ">=", 94), Bound("steps", "<=", 500_000)), 5),
     Headline("sac_grasp_real", "UR5Grasp with SAC under ur5_grasp_real: >= 94% under the profile in <= 1.5M steps",
              ("train", "--algo", "sac", "--config", "trainers/configs/ur5_grasp_real_sac.yaml"),
              (Bound("success", ">=", 94), Bound("steps", "<=", 1_500_000)), 100),
