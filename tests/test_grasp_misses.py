@@ -46,7 +46,7 @@ def test_a_sac_run_counts_as_its_evaluation_does(tmp_path):
     run = tmp_path / "sac"
     tiny = ["num_envs=4", "total_steps=80", "algo.learning_starts=40", "algo.batch_size=16", "algo.buffer_size=400",
             "nets.actor_hidden=[16]", "nets.critic_hidden=[16]", "log.progress=false", "log.tensorboard=false",
-            "log.plot=false", "torch_threads=1"]
+            "log.plot=false", "torch_threads=1", "algo.demonstrations=null"]  # the recipe's 8 demonstrating envs need > 8
     assert cli.main(["train", "--algo", "sac", "--task", "UniLab/UR5Grasp-v0", "--out", str(run), *tiny]) == 0
     out = run_outcomes(str(run), "none", num_envs=6, seed=3)
     result = evaluate_offpolicy(run, episodes=6, num_envs=6, seed=3, sim2real="none", progress=False)

@@ -227,7 +227,8 @@ class OffPolicyConfig:
                 f"algo.buffer_size ({self.algo.buffer_size}) must hold at least one step of num_envs ({self.num_envs})")
         demos = self.algo.demonstrations
         require(demos is None or demos.envs < self.num_envs, f"algo.demonstrations.envs ({demos and demos.envs}) must "
-                f"be below num_envs ({self.num_envs}): at least one env is left to the actor")
+                f"be below num_envs ({self.num_envs}): at least one env is left to the actor; set it lower, or "
+                f"algo.demonstrations=null for none")
         if isinstance(self.sim2real, str) and self.sim2real.strip().lower() in ("none", ""):
             object.__setattr__(self, "sim2real", None)
 
