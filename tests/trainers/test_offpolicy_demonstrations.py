@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
+from trainers.offpolicy.action_box import to_box, to_unit
 from trainers.offpolicy.config import load_offpolicy_config
-from trainers.offpolicy.demonstrations import to_unit
 from trainers.offpolicy.runner import OffPolicyRunner
 from unilab_envs.config import ConfigError
 
@@ -21,8 +21,11 @@ def _runner(tmp_path, *extra: str) -> OffPolicyRunner:
     return OffPolicyRunner(load_offpolicy_config("sac", GRASP, overrides=[*TINY, f"out={tmp_path}", *extra]))
 
 
-def test_to_unit_by_hand():
-    np.testing.assert_allclose(to_unit(np.array([0.0, 3.0]), np.array([0.0, -1.0]), np.array([2.0, 3.0])), [-1.0, 1.0])
+def test_to_unit_by_hand_and_to_box_undoes_it():
+    low, high = np.array([0.0, -1.0]), np.array([2.0, 3.0])
+    np.testing.assert_allclose(to_unit(np.array([0.0, 3.0]), low, high), [-1.0, 1.0])
+    np.testing.assert_allclose(to_box(np.array([0.0, 0.5]), low, high), [1.0, 2.0])  # mid-box; 3/4 of the way
+    np.testing.assert_allclose(to_box(to_unit(np.array([0.5, -0.2]), low, high), low, high), [0.5, -0.2])
 
 
 def test_the_script_drives_its_envs_while_asked_and_the_actor_the_rest(tmp_path):

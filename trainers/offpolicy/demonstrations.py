@@ -10,14 +10,10 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from trainers.offpolicy.action_box import to_unit
 from trainers.offpolicy.config import Demonstrations
 from unilab_envs.config import ConfigError
 from unilab_envs.core.task import Task
-
-
-def to_unit(action: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
-    """An action in the env's box ``[low, high]`` as the learner's ``[-1, 1]`` (pure; the inverse of ``to_box``)."""
-    return 2.0 * (action - low) / (high - low) - 1.0
 
 
 class ScriptedDemonstrations:

@@ -48,6 +48,7 @@ from trainers.common.progress import Progress
 from trainers.common.runs import OFFPOLICY_FORMAT
 from trainers.common.signals import StopRequest, route_stop_signals
 from trainers.common.stall import StallDetector
+from trainers.offpolicy.action_box import to_box
 from trainers.offpolicy.config import OffPolicyConfig
 from trainers.offpolicy.demonstrations import ScriptedDemonstrations
 from trainers.offpolicy.exploration import CorrelatedNoise
@@ -59,11 +60,6 @@ from unilab_envs.config import from_dict, to_dict
 CKPT_FORMAT, CKPT_VERSION = OFFPOLICY_FORMAT, 1
 #: per-env curriculum levels an env reports in ``info`` (``terrain_level``, ``push_level``, ``profile_level``)
 CURRICULUM_KEYS = tuple(column.removeprefix("env/") for column, _, _ in CURRICULA)
-
-
-def to_box(action: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
-    """The learner's action in ``[-1, 1]`` as the env's action box ``[low, high]`` (pure)."""
-    return low + (action + 1.0) * 0.5 * (high - low)
 
 
 @dataclass
