@@ -1,4 +1,7 @@
-"""The off-policy learner's actions live in ``[-1, 1]``; the env's in its action box ``[low, high]`` (pure maps)."""
+"""The off-policy learner's actions live in ``[-1, 1]``; the env's in its action box ``[low, high]`` (pure maps).
+
+Arithmetic only, so the same maps serve NumPy arrays (the runner) and torch tensors (the exported actor).
+"""
 
 from __future__ import annotations
 

@@ -22,6 +22,7 @@ from trainers.common.envs import AS_TRAINED, Sim2RealSpec, make_vec_env, resolve
 from trainers.common.evaluation import EvalResult, run_episodes, video_fps
 from trainers.common.onnx_export import bounds_text, export_policy
 from trainers.common.video import VideoRecorder
+from trainers.offpolicy.action_box import to_box
 from trainers.offpolicy.config import OffPolicyConfig
 from trainers.offpolicy.learner import OffPolicyLearner
 from trainers.offpolicy.runner import CKPT_FORMAT, CKPT_VERSION
@@ -38,7 +39,7 @@ class DeterministicActor(nn.Module):
         self.register_buffer("high", torch.as_tensor(np.asarray(high, np.float32)))
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.low + (self.actor(self.obs_norm(obs)) + 1.0) * 0.5 * (self.high - self.low)
+        return to_box(self.actor(self.obs_norm(obs)), self.low, self.high)
 
 
 def load_actor(checkpoint: str | Path, device: str = "cpu") -> tuple[DeterministicActor, OffPolicyConfig]:
