@@ -19,7 +19,7 @@ DEFAULT_TASK = "UniLab/Go1JoystickDepth-v0"
 DESCRIPTION = ("Distill a trained bundled-PPO teacher into a student that sees the task's policy observation only "
                "(DAgger): each step the teacher's action is executed with probability beta (distill.beta, times "
                "distill.beta_decay per iteration), the student's otherwise, and the student's actor (the bundled PPO's, "
-               "with a CNN on image groups) is fitted to the teacher's action means on the visited states. The "
+               "with a CNN on image groups, or a GRU with policy.recurrent=gru) is fitted to the teacher's action means on the visited states. The "
                "teacher reads its own observation, assembled by group name from the env's privileged and policy "
                "observations. Writes a bundled-PPO run (--out): config.yaml, distill.yaml, checkpoint.pt, "
                "progress.csv; `unilab eval / export / play` read it, `unilab train --init-from` fine-tunes it.")
@@ -72,9 +72,6 @@ def build_configs(args: argparse.Namespace):
     flags = dict(num_envs=args.num_envs, total_steps=args.total_steps, seed=args.seed, device=args.device,
                  out=args.out, torch_threads=args.torch_threads, sim2real=args.sim2real, init_from=args.init_from)
     cfg = load_config(student_task(args), args.config, rest, **flags)
-    if cfg.policy.recurrent is not None:  # DAgger's student is fitted row by row: no sequences, no hidden state
-        raise ConfigError("policy.recurrent: distilling into a recurrent student is not supported yet; distill into "
-                          "a feed-forward student (policy.recurrent: null), e.g. with obs_history for memory")
     if cfg.policy.estimator is not None:  # DAgger fits the student's actions: its estimator would learn nothing
         raise ConfigError("policy.estimator: distilling into a student with a state estimator is not supported yet; "
                           "distill into one without (policy.estimator: null)")

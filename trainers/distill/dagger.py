@@ -9,6 +9,10 @@ One iteration (``T = algo.num_steps`` control steps of ``num_envs`` envs)::
     update the student's observation normalizer (images keep their fixed scale)
     fit the student's actor: num_epochs x num_minibatches steps of || student(normalize(obs)) - a_T ||^2
 
+A recurrent student (``policy.recurrent: gru``) keeps each env's state through the rollouts, zeroed where an
+episode starts, and is fitted by truncated backpropagation through time over the rollout: its minibatches
+are whole env sequences (:mod:`trainers.distill.memory`).
+
 The student is the bundled PPO's learner (:func:`trainers.ppo.runner.build_learner`: actor with
 the image encoder, critic, normalizers, log-std) and the run folder is a bundled-PPO run, so
 ``unilab eval / export / play / ship`` read it and ``unilab train --init-from`` fine-tunes it with
@@ -49,11 +53,13 @@ from ..common.progress import Progress
 from ..common.signals import StopRequest, route_stop_signals
 from ..ppo.checkpoint_format import CKPT_FORMAT, CKPT_VERSION
 from ..ppo.collector import critic_input
+from ..common.envs import autoreset_mode
 from ..ppo.config import ConfigError, TrainConfig, to_dict
 from ..ppo.envs import env_dims, make_vec_env
 from ..ppo.image_encoder import with_image_groups
 from ..ppo.runner import build_learner
 from .config import DistillConfig
+from .memory import StudentMemory
 from .observations import check_student_observation, clean_observation_tap, env_groups, teacher_index
 from .teacher import Teacher
 
@@ -122,6 +128,9 @@ class Distiller:
         self.obs_buf = torch.zeros(t, n, self.dims.obs, device=self.device)
         self.target_buf = torch.zeros(t, n, self.dims.act, device=self.device)
         self.returns, self.lengths = np.zeros(n), np.zeros(n, dtype=np.int64)
+        same_step = autoreset_mode(self.env) == gym.vector.AutoresetMode.SAME_STEP
+        self.memory = (StudentMemory(self.algo.policy, n, t, self.device, same_step)
+                       if self.algo.policy.hidden_size else None)  # a recurrent student's states, else None
 
     # ------------------------------------------------------------------ acting
 
@@ -130,8 +139,14 @@ class Distiller:
 
     @torch.no_grad()
     def student(self, obs: torch.Tensor) -> torch.Tensor:
-        """The student's action means for raw observations ``[B, O]``."""
+        """The feed-forward student's action means for raw observations ``[B, O]``."""
         return self.actor(self.algo.obs_normalizer(obs))
+
+    def act(self, t: int, obs: torch.Tensor) -> torch.Tensor:
+        """The student's means at rollout step ``t`` (a recurrent student steps each env's state)."""
+        if self.memory is None:
+            return self.student(obs)
+        return self.memory.step(t, self.algo.obs_normalizer(obs))
 
     def rollout(self, obs, info, beta: float) -> tuple[np.ndarray, dict, dict]:
         """``algo.num_steps`` DAgger steps from ``(obs, info)``; fills the buffers, returns the last
@@ -144,7 +159,7 @@ class Distiller:
             obs_t = crit[:, :self.dims.obs]
             source = crit if self.tap is None else torch.cat([crit, self._tensor(self.tap.obs)], dim=1)
             target = self.teacher(source[:, self.index])
-            act = self.student(obs_t)
+            act = self.act(t, obs_t)
             follow = torch.as_tensor(self.rng.random(obs_t.shape[0]) < beta, device=self.device)
             executed = torch.where(follow[:, None], target, act)
             self.obs_buf[t].copy_(obs_t)
@@ -157,6 +172,8 @@ class Distiller:
             obs, reward, terminated, truncated, info = self.env.step(executed.cpu().numpy())
             self.returns += reward
             self.lengths += 1
+            if self.memory is not None:
+                self.memory.episodes_ended(terminated, truncated)
             done = np.flatnonzero(np.logical_or(terminated, truncated))
             finished_returns += self.returns[done].tolist()
             finished_lengths += self.lengths[done].tolist()
@@ -176,19 +193,31 @@ class Distiller:
 
     def fit(self) -> dict:
         """Fit the actor to the rollout's teacher actions (mean squared error); the loss and the RMS
-        action error before the fit."""
-        obs = self.algo.obs_normalizer(self.obs_buf.reshape(-1, self.dims.obs))
-        target = self.target_buf.reshape(-1, self.dims.act)
+        action error before the fit. The minibatches draw (step, env) rows, or for a recurrent student
+        whole env sequences."""
+        T, N = self.obs_buf.shape[:2]
+        obs = self.algo.obs_normalizer(self.obs_buf.reshape(T * N, -1))
+        if self.memory is None:
+            target, units = self.target_buf.reshape(T * N, -1), T * N
+
+            def error_of(rows):
+                return self.actor(obs[rows]) - target[rows] if rows is not None else self.actor(obs) - target
+        else:
+            obs, units = obs.reshape(T, N, -1), N
+
+            def error_of(rows):
+                rows = torch.arange(N, device=self.device) if rows is None else rows
+                return self.memory.means(obs, rows) - self.target_buf[:, rows]
         with torch.no_grad():
-            error = float((self.actor(obs) - target).square().mean().sqrt())
-        dcfg, n = self.dcfg, obs.shape[0]
-        size = max(1, n // dcfg.num_minibatches)
+            error = float(error_of(None).square().mean().sqrt())
+        dcfg = self.dcfg
+        batches = min(dcfg.num_minibatches, units)
+        size = units // batches
         total, steps = 0.0, 0
         for _ in range(dcfg.num_epochs):
-            order = torch.randperm(n, generator=self.generator, device=self.device)
-            for k in range(0, size * dcfg.num_minibatches, size):
-                rows = order[k:k + size]
-                loss = (self.actor(obs[rows]) - target[rows]).square().mean()
+            order = torch.randperm(units, generator=self.generator, device=self.device)
+            for k in range(0, size * batches, size):
+                loss = error_of(order[k:k + size]).square().mean()
                 self.optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 nn.utils.clip_grad_norm_(self.actor.parameters(), dcfg.max_grad_norm)
