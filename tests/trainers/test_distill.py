@@ -170,3 +170,29 @@ def test_init_from_starts_the_student_as_that_run_acts():
     with pytest.raises(CheckpointError, match="trained on 'UniLab/Go1JoystickRough-v0', this run is 'UniLab/Go1Joystick-v0'"):
         Distiller(load_config(FLAT, overrides=[*QUIET, "num_envs=2"], init_from="policies/go1_rough"),
                   DistillConfig(teacher="policies/go1_joystick"))
+
+
+def test_a_stopped_distillation_says_how_to_go_on(tmp_path, capsys):
+    """A distillation has no exact resume: its stop line names `unilab distill --init-from`, not `train --resume`
+    (which would go on with PPO)."""
+    out = tmp_path / "stopped"
+    cfg = load_config(FLAT, overrides=[*QUIET, "num_envs=4", "total_steps=96", "algo.num_steps=8", f"out={out}"],
+                      torch_threads=1)
+    distiller = Distiller(cfg, DistillConfig(teacher="policies/go1_joystick", num_epochs=1))
+    fit, fits = distiller.fit, []
+
+    def fit_then_ctrl_c():  # the second fit is interrupted, as Ctrl-C would
+        if fits:
+            raise KeyboardInterrupt
+        fits.append(1)
+        return fit()
+
+    distiller.fit = fit_then_ctrl_c
+    try:
+        result = distiller.learn()
+    finally:
+        distiller.close()
+    assert result.interrupted and result.iterations == 1 and (out / "checkpoint.pt").exists()
+    err = capsys.readouterr().err
+    assert (f"Go on distilling with: unilab distill --teacher policies/go1_joystick --init-from {out}" in err
+            and "train --resume" not in err), err

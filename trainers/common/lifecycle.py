@@ -123,9 +123,10 @@ def start_line(task: str, learner: str, device, envs: int, out, start: str, tota
             f"({start}, {total_steps} steps)")
 
 
-def stopped_line(out, where: str, saved) -> str:
-    """The line a stopped run ends with: where it stopped, what was saved, the command that continues it."""
-    return f"[unilab] stopped at {where}; saved {saved}. Resume with: unilab train --resume {out}"
+def stopped_line(out, where: str, saved, go_on: str | None = None) -> str:
+    """The line a stopped run ends with: where it stopped, what was saved, the command that continues it
+    (``go_on``; by default ``unilab train --resume OUT``, an exact continuation)."""
+    return f"[unilab] stopped at {where}; saved {saved}. {go_on or f'Resume with: unilab train --resume {out}'}"
 
 
 def learning_curve(out, title: str, enabled: bool = True) -> Path | None:

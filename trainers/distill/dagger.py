@@ -280,7 +280,11 @@ class Distiller:
         finally:
             restore()
         if interrupted:
-            print(stopped_line(self.out_dir, f"iteration {self.iteration} ({self.env_steps} steps)", path),
+            go_on = (f"Go on distilling with: unilab distill --teacher {self.teacher.run} --init-from {self.out_dir} "
+                     "--out NEW (from the student's weights and normalizer; a distillation has no exact resume), "
+                     f"or fine-tune it with PPO: unilab train --config {self.out_dir / 'config.yaml'} --init-from {self.out_dir} "
+                     "--out NEW")
+            print(stopped_line(self.out_dir, f"iteration {self.iteration} ({self.env_steps} steps)", path, go_on),
                   file=sys.stderr, flush=True)
         learning_curve(self.out_dir, f"{cfg.task} (distilled from {self.teacher.task})", cfg.log.plot and cfg.log.csv)
         return DistillResult(self.out_dir, path, self.iteration, self.env_steps, wall, interrupted, stats,
