@@ -46,6 +46,7 @@ from unilab_envs.threads import torch_thread_count
 
 from ..common.checkpoint import save_checkpoint
 from ..common.device import resolve_device
+from ..common.envs import autoreset_mode
 from ..common.lifecycle import Cadence, learning_curve, start_line, stopped_line, write_run_files
 from ..common.logging import RunLogger
 from ..common.normalizers import EmpiricalNormalizer
@@ -53,7 +54,6 @@ from ..common.progress import Progress
 from ..common.signals import StopRequest, route_stop_signals
 from ..ppo.checkpoint_format import CKPT_FORMAT, CKPT_VERSION
 from ..ppo.collector import critic_input
-from ..common.envs import autoreset_mode
 from ..ppo.config import ConfigError, TrainConfig, to_dict
 from ..ppo.envs import env_dims, make_vec_env
 from ..ppo.image_encoder import with_image_groups
