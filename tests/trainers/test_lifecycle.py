@@ -4,7 +4,8 @@ SAC, distillation and the SB3 adapter.
 - A real ``unilab train`` / ``unilab distill`` subprocess writes its stdout and stderr into one pipe (as under
   ``2>&1 | tee log``); the pipe's reader is killed, then the run gets SIGINT, SIGTERM or SIGHUP. Each time the
   run finishes its step, saves, writes the curve, exits with 128 + the signal, and what it printed after the pipe
-  died (the ``--resume OUT`` command included) is in ``<run>/train.log``, with no traceback.
+  died (the ``--resume OUT`` command included; a distillation's ``--init-from OUT``) is in ``<run>/train.log``,
+  with no traceback.
 - A run whose stdout reader is gone before it starts finishes with status 0; its closing lines go to the log.
 - A second run into a finished run's folder is refused in one line; ``--overwrite`` moves the old run aside.
 - Every run folder names its kind (``run.yaml``), and eval asks the learner registry, not the files.
@@ -129,7 +130,8 @@ def _stop_with_a_dead_pipe(learner: str, signum: int, tmp_path: Path) -> None:
     assert status == 128 + signum, log
     assert "Traceback" not in log and "closed (BrokenPipeError" in log, log
     assert f"[unilab] {signal.Signals(signum).name}: finishing " in log and ", then saving" in log, log
-    assert "[unilab] stopped at" in log and f"--resume {out}" in log, log
+    go_on = f"--init-from {out}" if learner == "distill" else f"--resume {out}"  # DAgger has no exact resume
+    assert "[unilab] stopped at" in log and go_on in log, log
     assert (out / saved).stat().st_size > 0 and (out / "learning_curve.png").stat().st_size > 0
     assert read_run_kind(out) == KIND[learner]
     assert not [p.name for p in out.iterdir() if p.name.startswith(".")]  # no temp file left of an atomic write
