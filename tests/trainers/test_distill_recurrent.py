@@ -38,6 +38,7 @@ def test_the_fit_recomputes_the_means_the_student_acted_on(same_step):
     assert memory.starts.sum() > 0 and memory.hidden0.abs().sum() > 0
     with torch.no_grad():
         torch.testing.assert_close(memory.means(obs, torch.arange(N)), torch.stack(acted), rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(memory.means(obs, slice(None)), torch.stack(acted), rtol=1e-5, atol=1e-6)
         envs = torch.tensor([3, 0])
         torch.testing.assert_close(memory.means(obs, envs), torch.stack(acted)[:, envs], rtol=1e-5, atol=1e-6)
 

@@ -201,15 +201,14 @@ class Distiller:
             target, units = self.target_buf.reshape(T * N, -1), T * N
 
             def error_of(rows):
-                return self.actor(obs[rows]) - target[rows] if rows is not None else self.actor(obs) - target
+                return self.actor(obs[rows]) - target[rows]
         else:
             obs, units = obs.reshape(T, N, -1), N
 
             def error_of(rows):
-                rows = torch.arange(N, device=self.device) if rows is None else rows
                 return self.memory.means(obs, rows) - self.target_buf[:, rows]
         with torch.no_grad():
-            error = float(error_of(None).square().mean().sqrt())
+            error = float(error_of(slice(None)).square().mean().sqrt())  # every row (a view, not a copy)
         dcfg = self.dcfg
         batches = min(dcfg.num_minibatches, units)
         size = units // batches
@@ -280,10 +279,10 @@ class Distiller:
         finally:
             restore()
         if interrupted:
-            go_on = (f"Go on distilling with: unilab distill --teacher {self.teacher.run} --init-from {self.out_dir} "
-                     "--out NEW (from the student's weights and normalizer; a distillation has no exact resume), "
-                     f"or fine-tune it with PPO: unilab train --config {self.out_dir / 'config.yaml'} --init-from {self.out_dir} "
-                     "--out NEW")
+            out = self.out_dir
+            go_on = (f"Go on distilling with: unilab distill --teacher {self.teacher.run} --init-from {out} --out NEW "
+                     "(from the student's weights and normalizer; a distillation has no exact resume), or fine-tune "
+                     f"it with PPO: unilab train --config {out / 'config.yaml'} --init-from {out} --out NEW")
             print(stopped_line(self.out_dir, f"iteration {self.iteration} ({self.env_steps} steps)", path, go_on),
                   file=sys.stderr, flush=True)
         learning_curve(self.out_dir, f"{cfg.task} (distilled from {self.teacher.task})", cfg.log.plot and cfg.log.csv)

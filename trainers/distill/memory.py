@@ -46,9 +46,11 @@ class StudentMemory:
             ended, self.reset_step = ended | self.reset_step, ended
         self.pending = torch.as_tensor(ended, dtype=torch.bool, device=self.hidden.device)
 
-    def means(self, obs_n: torch.Tensor, envs: torch.Tensor) -> torch.Tensor:
-        """The means ``[T, B, A]`` of the env sequences ``envs`` ``[B]`` of the rollout, recomputed (with
-        gradients) from the normalized observations ``obs_n`` ``[T, N, O]``."""
-        T, B = obs_n.shape[0], envs.shape[0]
-        flat = obs_n[:, envs].reshape(T * B, -1)
-        return self.policy.sequence_mean(flat, self.hidden0[envs], self.starts[:, envs]).reshape(T, B, -1)
+    def means(self, obs_n: torch.Tensor, envs: torch.Tensor | slice) -> torch.Tensor:
+        """The means ``[T, B, A]`` of the rollout's env sequences ``envs`` (``B`` indices, or a slice such as
+        ``slice(None)`` for all), recomputed (with gradients) from the normalized observations ``obs_n``
+        ``[T, N, O]``."""
+        seq = obs_n[:, envs]
+        T, B = seq.shape[:2]
+        return self.policy.sequence_mean(seq.reshape(T * B, -1), self.hidden0[envs],
+                                         self.starts[:, envs]).reshape(T, B, -1)
