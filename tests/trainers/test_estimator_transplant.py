@@ -86,10 +86,10 @@ def test_with_the_true_linvel_the_transplanted_actor_acts_as_the_old_one(old_run
         new_obs, truth = obs[:, keep], obs[:, linvel]
         with torch.no_grad():
             want = old.policy.actor(old.obs_normalizer(obs))
-            algo.actor_held = True  # PPO reads the truth in place of the estimate only in the warm-up
+            algo.reads_truth = True  # PPO reads the truth in place of the estimate only in the warm-up
             got = algo.action_mean(algo.obs_normalizer(new_obs), truth)
             torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
-            algo.actor_held = False  # otherwise the estimate (a fresh estimator's: another action)
+            algo.reads_truth = False  # otherwise the estimate (a fresh estimator's: another action)
             assert not torch.allclose(algo.action_mean(algo.obs_normalizer(new_obs), truth), want, atol=1e-3)
             # the critic read [obs, privileged]; this one reads [obs less linvel, privileged, linvel]: a permutation
             want_v = old.policy.value(old.critic_normalizer(torch.cat([obs, privileged], 1)))
@@ -199,7 +199,7 @@ def test_the_mirror_averaged_actor_reads_the_mirrored_truth_in_its_mirrored_pass
             head = algo.policy.actor.head
             want = 0.5 * (head(torch.cat([obs_n, truth], 1)) + mirror.action(head(torch.cat(
                 [mirror_normalized(mirror, algo.obs_normalizer, obs_n), truth * torch.tensor([1.0, -1.0, 1.0])], 1))))
-            algo.actor_held = True
+            algo.reads_truth = True
             torch.testing.assert_close(algo.action_mean(obs_n, truth), want)
     finally:
         runner.close()

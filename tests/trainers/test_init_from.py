@@ -7,7 +7,7 @@ import torch
 from tests.trainers.conftest import POINT_REACH_ID
 
 from trainers import cli
-from trainers.common.checkpoint import CheckpointError, load_checkpoint
+from trainers.common.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from trainers.ppo.config import load_config
 from trainers.ppo.envs import EnvDims
 from trainers.ppo.init_from import initialize_from
@@ -58,6 +58,24 @@ def test_a_critic_of_another_input_size_and_a_fresh_normalizer_start_fresh(train
         torch.testing.assert_close(v, critic_before[k], rtol=0, atol=0)
     assert float(algo.obs_normalizer.count) == 0.0
     assert "fresh: critic (its input size changed), observation normalizer" in text
+    assert "set algo.critic_warmup_iterations (e.g. 40) to hold the actor while the critic learns" in text
+    held = initialize_from(_learner(dims), dims, POINT_REACH_ID, trained, held=40)
+    assert "fresh: critic" in held and "critic_warmup" not in held  # a warm-up is already set: no advice
+
+
+def test_a_distilled_students_critic_is_named_untrained_and_a_warm_up_advised(trained, tmp_path):
+    """A DAgger student's checkpoint (its ``distill`` entry) carries a critic that never learned."""
+    ckpt = _saved(trained)
+    student = save_checkpoint({**{k: v for k, v in ckpt.items() if k not in ("format", "version")},
+                               "distill": {"teacher_task": POINT_REACH_ID}}, tmp_path / "student.pt", CKPT_FORMAT,
+                              CKPT_VERSION)
+    dims = EnvDims(**ckpt["dims"])
+    text = initialize_from(_learner(dims), dims, POINT_REACH_ID, student)
+    assert "actor, critic (untrained: a distilled student's), observation normalizer" in text, text
+    assert "set algo.critic_warmup_iterations" in text
+    assert "set algo.critic_warmup_iterations" not in initialize_from(_learner(dims), dims, POINT_REACH_ID, student, held=3)
+    plain = initialize_from(_learner(dims), dims, POINT_REACH_ID, trained)
+    assert "untrained" not in plain and "critic_warmup" not in plain
 
 
 def test_the_std_ceiling_of_the_new_run_applies(trained):

@@ -42,15 +42,18 @@ def _flat_state(path):
 ESTIMATOR = {"policy": {"estimator": {"targets": ["offset"], "hidden": [16]}}}
 #: the same with a warm-up of 3 iterations: the resume at 2 crosses its end (the actor held at 3, learning at 4)
 WARMUP = {"policy": {"estimator": {"targets": ["offset"], "hidden": [16], "warmup_iterations": 3}}}
+#: a critic warm-up of 3 iterations (no estimator): the resume at 2 crosses its end too
+CRITIC_WARMUP = {"algo": {"num_steps": 16, "num_epochs": 2, "num_minibatches": 2, "critic_warmup_iterations": 3}}
+EXTRA = {False: {}, True: ESTIMATOR, "warmup": WARMUP, "critic warmup": CRITIC_WARMUP}
 
 
 @pytest.mark.parametrize("mode, overlap, estimator", [("SameStep", False, False), ("NextStep", False, False),
                                                       ("SameStep", True, False), ("NextStep", True, False),
                                                       ("SameStep", False, True), ("NextStep", True, True),
-                                                      ("SameStep", False, "warmup")])
+                                                      ("SameStep", False, "warmup"), ("NextStep", False, "critic warmup")])
 def test_resume_equals_uninterrupted_run(tmp_path, mode, overlap, estimator):
-    extra = (WARMUP if estimator == "warmup" else ESTIMATOR) if estimator else {}
-    env_kwargs = {"env_kwargs": {"autoreset_mode": mode, "max_episode_steps": 10, **({"named_groups": True} if estimator else {})},
+    extra, named = EXTRA[estimator], estimator in (True, "warmup")
+    env_kwargs = {"env_kwargs": {"autoreset_mode": mode, "max_episode_steps": 10, **({"named_groups": True} if named else {})},
                   "overlap": overlap, **extra}
     full = train(tiny_cfg(tmp_path / "full", **env_kwargs))
     assert full.iterations == 4 and (tmp_path / "full" / "checkpoint_2.pt").exists()
@@ -66,12 +69,15 @@ def test_resume_equals_uninterrupted_run(tmp_path, mode, overlap, estimator):
     # the logged losses of iterations 3 and 4 match too
     la, lb = read_csv(tmp_path / "full" / "progress.csv"), read_csv(tmp_path / "resumed" / "progress.csv")
     assert la["loss/value"][2:] == lb["loss/value"]
-    if estimator:  # its weights and their Adam moments are saved, and its logged error goes on as straight
+    if named:  # its weights and their Adam moments are saved, and its logged error goes on as straight
         assert any(k.startswith("/algo/policy/actor.estimator.") for k in a)
         assert la["loss/estimator"][2:] == lb["loss/estimator"]
         assert la["estimator/rmse_offset_0"][2:] == lb["estimator/rmse_offset_0"]
     if estimator == "warmup":
         assert la["estimator/warmup"] == [1.0, 1.0, 1.0, 0.0] and lb["estimator/warmup"] == [1.0, 0.0]
+        assert la["loss/policy"][2:] == lb["loss/policy"]
+    if estimator == "critic warmup":
+        assert la["policy/held"] == [1.0, 1.0, 1.0, 0.0] and lb["policy/held"] == [1.0, 0.0]
         assert la["loss/policy"][2:] == lb["loss/policy"]
 
 

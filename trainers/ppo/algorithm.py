@@ -7,10 +7,12 @@ Three small methods are the hooks a data-parallel layer wraps: :meth:`PPO.reduce
 (all-reduce the batch moments before merging them) and :meth:`PPO.reduce_kl` (average the
 KL that drives the adaptive learning rate); see :mod:`trainers.ppo.distributed`.
 
-While :attr:`PPO.actor_held` (a state estimator's warm-up, ``policy.estimator.warmup_iterations``: the
-runner sets it per iteration) the actor acts on the targets' true values, the update drops the policy,
+While :attr:`PPO.actor_held` (a warm-up: ``algo.critic_warmup_iterations`` or
+``policy.estimator.warmup_iterations``; the runner sets it per iteration) the update drops the policy,
 entropy and mirror terms (so neither the actor nor its std gets a gradient: Adam leaves them as they
-are) and the adaptive learning rate is held (the KL is 0); the critic and the estimator learn.
+are) and the adaptive learning rate is held (the KL is 0); the critic and the estimator learn. While
+:attr:`PPO.reads_truth` (the estimator's warm-up) the actor acts on the targets' true values in place
+of the estimate.
 """
 
 from __future__ import annotations
@@ -42,7 +44,8 @@ class PPO:
         self.averaged_mean = averaged_mean
         self.obs_normalizer = obs_normalizer
         self.critic_normalizer = critic_normalizer
-        self.actor_held = False  # the estimator warm-up (module docstring); the runner sets it each iteration
+        self.actor_held = False  # a warm-up (module docstring); the runner sets it each iteration
+        self.reads_truth = False  # the estimator's warm-up: the actor reads its targets' true values
         self.amp_device = amp_device_type(cfg.amp, self.device)  # None: float32 (trainers.common.mixed_precision)
         self.params = list(policy.parameters())
         # a state estimator's weights (trainers.ppo.estimator): in the one optimizer, their gradient (the supervised
@@ -85,8 +88,8 @@ class PPO:
     def action_mean(self, obs_n: torch.Tensor, truth: torch.Tensor | None = None) -> torch.Tensor:
         """The Gaussian policy's mean for normalized observations (call under :meth:`autocast`). ``truth``: a state
         estimator's targets, raw ``[B, K]``, which the actor reads in place of the estimate while
-        :attr:`actor_held` (ignored otherwise)."""
-        truth = truth if self.actor_held else None
+        :attr:`reads_truth` (ignored otherwise)."""
+        truth = truth if self.reads_truth else None
         if self.averaged_mean is None:
             return self.policy.action_mean(obs_n) if truth is None else self.policy.action_mean(obs_n, truth)
         if truth is None:
@@ -229,7 +232,7 @@ class PPO:
         value_loss = L.clipped_value_loss(values, mb.values, mb.returns,
                                           cfg.clip if cfg.clip_value_loss else None, mb.mask)
         entropy = L.gaussian_entropy(log_std)
-        if self.actor_held:  # the estimator warm-up: no term reaches the actor or its std
+        if self.actor_held:  # a warm-up: no term reaches the actor or its std
             loss = cfg.value_coef * value_loss
         else:
             loss = policy_loss + cfg.value_coef * value_loss - cfg.entropy_coef * entropy

@@ -235,6 +235,10 @@ class AlgoConfig:
     # (the legged joystick tasks' task.mirror) only
     symmetry_coef: float = 0.0
     cuda_graph: bool = True  # on CUDA: replay each minibatch step as one captured CUDA graph
+    # hold the actor and its std for the first so many iterations (no policy, entropy or mirror term; an adaptive
+    # rate held) while the critic learns the returns of the policy as it is: for a fine-tune (--init-from) whose
+    # critic starts untrained (a distilled student's) or fresh (a profile that adds privileged groups)
+    critic_warmup_iterations: int = 0
 
     def __post_init__(self) -> None:
         for name in ("num_steps", "num_epochs", "num_minibatches"):
@@ -254,6 +258,8 @@ class AlgoConfig:
         require(self.reward_clip > 0, f"algo.reward_clip must be > 0, got {self.reward_clip}")
         require(0 < self.adam_eps < 1, f"algo.adam_eps must be in (0, 1), got {self.adam_eps}")
         require(self.symmetry_coef >= 0, f"algo.symmetry_coef must be >= 0, got {self.symmetry_coef}")
+        require(self.critic_warmup_iterations >= 0,
+                f"algo.critic_warmup_iterations must be >= 0 (0: no warm-up), got {self.critic_warmup_iterations}")
 
 
 @dataclass(frozen=True)

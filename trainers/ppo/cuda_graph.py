@@ -36,7 +36,7 @@ class GraphedUpdate:
         cfg = self.algo.cfg
         table, widths = storage.table(advantages, with_mask=True)
         size = storage.batch_size // cfg.num_minibatches
-        key = (id(storage), size, widths, self.algo.actor_held)  # the warm-up's step is another graph
+        key = (id(storage), size, widths, self.algo.actor_held, self.algo.reads_truth)  # a warm-up's step is another graph
         if self.key != key:
             self._capture(storage, table, widths, size)
             self.key = key
@@ -54,7 +54,7 @@ class GraphedUpdate:
         algo = self.algo
         mb = self.storage.split(self.rows, self.widths)
         loss, kl, stats = algo.losses(mb, self.storage.old_log_std)
-        if algo.cfg.schedule == "adaptive" and not algo.actor_held:  # held in the estimator warm-up
+        if algo.cfg.schedule == "adaptive" and not algo.actor_held:  # held in a warm-up
             algo._lr_t.copy_(L.adaptive_learning_rate_tensor(algo._lr_t, kl, algo.cfg.desired_kl))
         norm = algo.gradient_step(loss)
         self.acc += torch.cat([stats, norm.detach().float().reshape(1)])

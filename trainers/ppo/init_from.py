@@ -152,7 +152,7 @@ def transplant(ckpt: dict, path: Path, env, estimator, history: bool, eps: float
 
 
 def initialize_from(algo: PPO, dims, task: str, path: str | Path, fresh_normalizer: bool = False,
-                    history_sources=None, env=None, estimator=None) -> str:
+                    history_sources=None, env=None, estimator=None, held: int = 0) -> str:
     """Load ``path``'s actor (and what fits of the rest) into ``algo``; returns a one-line summary.
 
     ``history_sources``: this run's observation history, as the current-frame column each
@@ -160,6 +160,8 @@ def initialize_from(algo: PPO, dims, task: str, path: str | Path, fresh_normaliz
     a checkpoint trained without a history is widened to it (:func:`~trainers.ppo.widen.widen_for_history`).
     ``env``, ``estimator``: this run's env (its observation groups) and ``policy.estimator`` (its columns filled
     in): a checkpoint without an estimator is transplanted onto this run's (module docstring).
+    ``held``: how many first iterations this run holds the actor (:mod:`trainers.ppo.warmup`); without a
+    warm-up, a summary whose critic is fresh or a distilled student's (never trained) says how to hold it.
 
     Raises :class:`CheckpointError` when the checkpoint is of another task, observation or
     action size, or network shape, or cannot be transplanted.
@@ -197,7 +199,9 @@ def initialize_from(algo: PPO, dims, task: str, path: str | Path, fresh_normaliz
                               f"unexpected {unexpected})")
     algo.policy.bound_std_()
     actor = "actor" if transplanted is None else f"actor (transplanted: {transplanted.read})"
-    critic = "critic" if transplanted is None else "critic (its columns matched by group)"
+    distilled = "distill" in ckpt  # a DAgger student (trainers.distill): its critic was never trained
+    critic = ("critic (untrained: a distilled student's)" if distilled else
+              "critic" if transplanted is None else "critic (its columns matched by group)")
     parts = [actor] + ([critic] if same_critic else []) + ([] if fresh_normalizer else ["observation normalizer"])
     why = ("its input size changed" if transplanted is None else
            "its input is not a permutation of that run's")
@@ -205,4 +209,6 @@ def initialize_from(algo: PPO, dims, task: str, path: str | Path, fresh_normaliz
         ["observation normalizer"] if fresh_normalizer else [])
     return (f"initialized from {path} ({int(ckpt.get('env_steps', 0))} steps): {', '.join(parts)}"
             + (f"; widened: {widened} history columns at zero weight" if widened else "")
-            + (f"; fresh: {', '.join(fresh)}" if fresh else ""))
+            + (f"; fresh: {', '.join(fresh)}" if fresh else "")
+            + ("; set algo.critic_warmup_iterations (e.g. 40) to hold the actor while the critic learns"
+               if (distilled or not same_critic) and not held else ""))

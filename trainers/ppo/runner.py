@@ -72,6 +72,7 @@ from .faults import TrainingFault, close_log, nonfinite_message, write_failure, 
 from .image_encoder import fix_image_columns, with_image_groups
 from .models import ActorCritic
 from .storage import RolloutStorage
+from .warmup import critic_warmup_line, held_iterations
 
 _REQUIRED = ("config", "dims", "algo", "iteration", "env_steps", "rng")
 
@@ -392,7 +393,8 @@ class Runner:
                 from .init_from import initialize_from
                 summary = initialize_from(self.algo, self.dims, cfg.task, cfg.init_from, cfg.init_fresh_normalizer,
                                           history_sources=getattr(self.envs[0], "history_sources", None),
-                                          env=self.envs[0], estimator=cfg.policy.estimator)
+                                          env=self.envs[0], estimator=cfg.policy.estimator,
+                                          held=self._held)
                 if self.dist is not None:
                     self.algo.broadcast_from_main()
                 if self.is_main:
@@ -433,7 +435,9 @@ class Runner:
                 t1 = time.perf_counter()
                 stats.update(self.algo.update(self.storage, self.generator, progress=self.iteration / total_its))
                 if self._warmup:  # 1 where the estimator warm-up held the actor
-                    stats["estimator/warmup"] = float(self.algo.actor_held)
+                    stats["estimator/warmup"] = float(self.algo.reads_truth)
+                if self.cfg.algo.critic_warmup_iterations:  # 1 where a warm-up held the actor
+                    stats["policy/held"] = float(self.algo.actor_held)
                 t2 = time.perf_counter()
                 self._check_learner(stats)  # a NaN/inf learner stops here, before it is logged or saved
                 self.iteration += 1
@@ -502,14 +506,25 @@ class Runner:
         est = self.cfg.policy.estimator
         return 0 if est is None else est.warmup_iterations
 
+    @property
+    def _held(self) -> int:
+        """How many first iterations hold the actor (:func:`~trainers.ppo.warmup.held_iterations`)."""
+        return held_iterations(self.cfg.algo.critic_warmup_iterations, self._warmup)
+
     def _hold_actor(self, first: bool) -> None:
-        """Hold the actor in the estimator warm-up (:attr:`PPO.actor_held` for this iteration); say so when it starts
-        (``first``: this process's first iteration) and when it ends."""
-        self.algo.actor_held = self.iteration < self._warmup
-        if not self._warmup or not self.is_main or not (first or self.iteration == self._warmup):
+        """Hold the actor in a warm-up (:attr:`PPO.actor_held` for this iteration; :attr:`PPO.reads_truth` in the
+        estimator's); say so when each starts (``first``: this process's first iteration) and when it ends."""
+        self.algo.actor_held = self.iteration < self._held
+        self.algo.reads_truth = self.iteration < self._warmup
+        if not self.is_main:
             return
-        line = warmup_line(self.cfg.policy.estimator.targets, self.iteration, self._warmup)
-        if line:
+        lines = []
+        if self._warmup and (first or self.iteration == self._warmup):
+            lines.append(warmup_line(self.cfg.policy.estimator.targets, self.iteration, self._warmup))
+        critic = self.cfg.algo.critic_warmup_iterations
+        if critic and (first or self.iteration == critic):
+            lines.append(critic_warmup_line(self.iteration, critic))
+        for line in filter(None, lines):
             print(line, flush=True)
 
     def _stopping(self) -> bool:
