@@ -52,9 +52,9 @@ def test_the_critic_warm_up_holds_the_actor_while_the_critic_learns(tmp_path, ca
     assert out.count("critic warm-up over after 2 iterations: the actor learns") == 1, out
 
 
-def test_with_an_estimator_the_longer_warm_up_holds_and_the_truth_is_read_only_in_its_own(tmp_path):
+def test_with_an_estimator_the_longer_warm_up_holds_and_the_truth_is_read_only_in_its_own(tmp_path, capsys):
     """Estimator warm-up 1, critic warm-up 3: the actor is held for 3 iterations and reads the true offset only
-    in the first."""
+    in the first; the estimator's end line says the actor is still held."""
     cfg = tiny_cfg(tmp_path, env_kwargs={"named_groups": True}, log={"save_interval": 100, "keep_every": 0},
                    algo={"num_steps": 16, "num_epochs": 2, "num_minibatches": 2, "critic_warmup_iterations": 3},
                    policy={"estimator": {"targets": ["offset"], "hidden": [16], "warmup_iterations": 1}})
@@ -67,6 +67,9 @@ def test_with_an_estimator_the_longer_warm_up_holds_and_the_truth_is_read_only_i
     assert log["policy/held"] == [1.0, 1.0, 1.0, 0.0]
     assert log["estimator/warmup"] == [1.0, 0.0, 0.0, 0.0]
     assert log["loss/policy"][:3] != [0.0] * 3  # logged (it is computed) although no step follows it
+    out = capsys.readouterr().out
+    assert "the actor reads the estimate of offset (held on by algo.critic_warmup_iterations)" in out, out
+    assert out.count("critic warm-up over after 3 iterations: the actor learns") == 1, out
 
 
 def test_the_warm_up_lines_and_span_by_hand():

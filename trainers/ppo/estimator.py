@@ -210,14 +210,15 @@ def rmse_stats(estimate: torch.Tensor, truth: torch.Tensor, mask: torch.Tensor |
     return {f"estimator/rmse_{label}": value for label, value in zip(labels, mse.sqrt().tolist())}
 
 
-def warmup_line(targets: tuple[str, ...], iteration: int, warmup: int) -> str | None:
+def warmup_line(targets: tuple[str, ...], iteration: int, warmup: int, held: bool = False) -> str | None:
     """What a run says at the start of iteration ``iteration + 1`` about ``policy.estimator.warmup_iterations``
     (``warmup``): the warm-up line at its first iteration (or a resume inside it), the end line once it is
-    over, ``None`` otherwise."""
+    over (``held``: a longer critic warm-up still holds the actor), ``None`` otherwise."""
     truth = ", ".join(targets)
     if iteration == warmup and warmup > 0:
+        then = "(held on by algo.critic_warmup_iterations)" if held else "and learns"
         return (f"[unilab] estimator warm-up over after {warmup} iteration{'s' if warmup > 1 else ''}: the actor reads "
-                f"the estimate of {truth} and learns")
+                f"the estimate of {truth} {then}")
     if iteration < warmup:
         span = f"iteration {warmup}" if iteration + 1 == warmup else f"iterations {iteration + 1}-{warmup}"
         return (f"[unilab] estimator warm-up (actor held, it reads the true {truth}) for {span}: the critic and the "

@@ -520,7 +520,8 @@ class Runner:
             return
         lines = []
         if self._warmup and (first or self.iteration == self._warmup):
-            lines.append(warmup_line(self.cfg.policy.estimator.targets, self.iteration, self._warmup))
+            lines.append(warmup_line(self.cfg.policy.estimator.targets, self.iteration, self._warmup,
+                                     held=self.algo.actor_held))
         critic = self.cfg.algo.critic_warmup_iterations
         if critic and (first or self.iteration == critic):
             lines.append(critic_warmup_line(self.iteration, critic))
