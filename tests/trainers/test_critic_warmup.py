@@ -6,8 +6,8 @@ import pytest
 import torch
 from tests.trainers.test_ppo_checkpoint import tiny_cfg
 
-from trainers.ppo.config import ConfigError
 from trainers.common.logging import read_csv
+from trainers.ppo.config import ConfigError
 from trainers.ppo.runner import Runner
 from trainers.ppo.warmup import critic_warmup_line, held_iterations
 

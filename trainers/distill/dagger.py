@@ -283,7 +283,7 @@ class Distiller:
             go_on = (f"Go on distilling with: unilab distill --teacher {self.teacher.run} --init-from {out} --out NEW "
                      "(from the student's weights and normalizer; a distillation has no exact resume), or fine-tune "
                      f"it with PPO: unilab train --config {out / 'config.yaml'} --init-from {out} --out NEW")
-            print(stopped_line(self.out_dir, f"iteration {self.iteration} ({self.env_steps} steps)", path, go_on),
+            print(stopped_line(out, f"iteration {self.iteration} ({self.env_steps} steps)", path, go_on),
                   file=sys.stderr, flush=True)
         learning_curve(self.out_dir, f"{cfg.task} (distilled from {self.teacher.task})", cfg.log.plot and cfg.log.csv)
         return DistillResult(self.out_dir, path, self.iteration, self.env_steps, wall, interrupted, stats,

@@ -39,6 +39,7 @@ from ..common.envs import env_groups
 from ..common.mlp import mlp
 from .config import ConfigError, PolicyConfig, TrainConfig
 from .models import ActorCritic, InferencePolicy
+from .warmup import over_after, warmup_span
 
 __all__ = ["EstimatingActor", "EstimatingInferencePolicy", "EstimatorActorCritic", "MeteredActions", "axis_labels",
            "resolve_targets", "rmse_stats", "truth_mirror", "warmup_line", "with_estimator"]
@@ -217,10 +218,9 @@ def warmup_line(targets: tuple[str, ...], iteration: int, warmup: int, held: boo
     truth = ", ".join(targets)
     if iteration == warmup and warmup > 0:
         then = "(held on by algo.critic_warmup_iterations)" if held else "and learns"
-        return (f"[unilab] estimator warm-up over after {warmup} iteration{'s' if warmup > 1 else ''}: the actor reads "
-                f"the estimate of {truth} {then}")
+        return f"[unilab] estimator warm-up {over_after(warmup)}: the actor reads the estimate of {truth} {then}"
     if iteration < warmup:
-        span = f"iteration {warmup}" if iteration + 1 == warmup else f"iterations {iteration + 1}-{warmup}"
+        span = warmup_span(iteration, warmup)
         return (f"[unilab] estimator warm-up (actor held, it reads the true {truth}) for {span}: the critic and the "
                 f"estimator learn (an adaptive learning rate is held)")
     return None

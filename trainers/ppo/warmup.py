@@ -20,14 +20,24 @@ def held_iterations(critic_warmup: int, estimator_warmup: int) -> int:
     return max(critic_warmup, estimator_warmup)
 
 
+def warmup_span(iteration: int, warmup: int) -> str:
+    """The iterations left of a warm-up of ``warmup`` at the start of iteration ``iteration + 1`` (1-based, for
+    a line): ``"iteration 30"`` or ``"iterations 8-30"``."""
+    return f"iteration {warmup}" if iteration + 1 == warmup else f"iterations {iteration + 1}-{warmup}"
+
+
+def over_after(warmup: int) -> str:
+    """``"over after 1 iteration"`` / ``"over after N iterations"``."""
+    return f"over after {warmup} iteration{'s' if warmup > 1 else ''}"
+
+
 def critic_warmup_line(iteration: int, warmup: int) -> str | None:
     """What a run says at the start of iteration ``iteration + 1`` about ``algo.critic_warmup_iterations``
     (``warmup``): the warm-up line at its first iteration (or a resume inside it), the end line once it is
     over, ``None`` otherwise."""
     if iteration == warmup and warmup > 0:
-        return f"[unilab] critic warm-up over after {warmup} iteration{'s' if warmup > 1 else ''}: the actor learns"
+        return f"[unilab] critic warm-up {over_after(warmup)}: the actor learns"
     if iteration < warmup:
-        span = f"iteration {warmup}" if iteration + 1 == warmup else f"iterations {iteration + 1}-{warmup}"
-        return (f"[unilab] critic warm-up (actor and its std held) for {span}: the critic learns the returns of the "
-                f"policy as it is (an adaptive learning rate is held)")
+        return (f"[unilab] critic warm-up (actor and its std held) for {warmup_span(iteration, warmup)}: the critic "
+                f"learns the returns of the policy as it is (an adaptive learning rate is held)")
     return None
