@@ -39,6 +39,7 @@ METRICS = {
     "success": re.compile(r"success ([\d.]+)%"),
     "falls": re.compile(r"terminated ([\d.]+)%"),
     "tracking": re.compile(r"velocity tracking ([\d.]+)% of max"),
+    "body_cm": re.compile(r"tracking_error_cm ([\d.]+)"),
 }
 
 
@@ -70,6 +71,9 @@ class Headline:
     bounds: tuple[Bound, ...]
     minutes_alone: float  # roughly, on a quiet 2-vCPU VM: what --quick selects on
     eval_args: tuple[str, ...] = ()
+    #: a second stage: the key of the headline whose run (same seed) this one goes on from with ``--init-from``;
+    #: that run is trained first unless its folder holds it, and steps and wall clock are the two stages' sums
+    after: str | None = None
 
     @property
     def quick(self) -> bool:
@@ -99,6 +103,18 @@ HEADLINES = (
     Headline("ppo_g1", "The G1 walks in <= 2 h on 2 cores: tracking >= 60% of max, falls < 5%",
              ("train", "--task", "UniLab/G1Joystick-v0"),
              (Bound("tracking", ">=", 60), Bound("falls", "<", 5), Bound("wall_s", "<=", 7200)), 120),
+    Headline("go1_real", "The Go1 under go1_real from scratch (go1_joystick_fast.yaml, then go1_joystick_real.yaml "
+             "--init-from it): falls < 2%, tracking >= 85% of max, <= 30 min",
+             ("train", "--config", "trainers/configs/go1_joystick_real.yaml"),
+             (Bound("falls", "<", 2), Bound("tracking", ">=", 85), Bound("wall_s", "<=", 1800)), 25,
+             eval_args=("--sim2real", "go1_real"), after="ppo_go1_fast"),
+    Headline("g1_track", "The G1 tracks the 37 clips (g1_track.yaml, bare): >= 90% to the clip's end, body error <= 6 cm",
+             ("train", "--config", "trainers/configs/g1_track.yaml"),
+             (Bound("success", ">=", 90), Bound("body_cm", "<=", 6)), 65),
+    Headline("g1_track_real", "The G1 tracks the clips under g1_track_real (g1_track.yaml, then g1_track_real.yaml "
+             "--init-from it): >= 80% to the clip's end under the profile, <= 4 h",
+             ("train", "--config", "trainers/configs/g1_track_real.yaml"),
+             (Bound("success", ">=", 80), Bound("wall_s", "<=", 4 * 3600)), 95, after="g1_track"),
 )
 BY_KEY = {h.key: h for h in HEADLINES}
 
@@ -132,23 +148,32 @@ def unilab(*args: str, log: Path, threads: int | None) -> float:
     return time.perf_counter() - start
 
 
+def run_folder(h: Headline, seed: int, out: Path) -> Path:
+    """Where one seed of a headline trains."""
+    return out / h.key / f"seed{seed}"
+
+
 def run_seed(h: Headline, seed: int, out: Path, threads: int | None) -> dict[str, float]:
-    """Train (unless the folder holds a finished run) and evaluate one seed of a headline."""
-    run = out / h.key / f"seed{seed}"
+    """Train (unless the folder holds a finished run) and evaluate one seed of a headline; a second stage
+    (``h.after``) first runs or reuses its first stage's seed and adds that stage's steps and wall clock."""
+    first = run_seed(BY_KEY[h.after], seed, out, threads) if h.after else {}
+    run = run_folder(h, seed, out)
     judged = run / "eval.txt"
     wall_file = run / "wall_s.txt"
     if not judged.exists():
         run.parent.mkdir(parents=True, exist_ok=True)
         extra = ("--torch-threads", str(threads)) if threads is not None else ()
+        if h.after:
+            extra += ("--init-from", str(run_folder(BY_KEY[h.after], seed, out)))
         wall = unilab(*h.command, *extra, "--seed", str(seed), "--out", str(run), log=run.parent / f"seed{seed}.log",
                       threads=threads)
         wall_file.write_text(f"{wall:.1f}\n")
         unilab("eval", str(run), "--episodes", str(EVAL_EPISODES), "--no-progress", *h.eval_args,
                log=judged, threads=threads)
     result = parse_eval(judged.read_text())
-    result["steps"] = final_steps(run) or float("nan")
+    result["steps"] = (final_steps(run) or float("nan")) + first.get("steps", 0.0)
     if wall_file.exists():
-        result["wall_s"] = float(wall_file.read_text())
+        result["wall_s"] = float(wall_file.read_text()) + first.get("wall_s", 0.0)
     return result
 
 
@@ -186,7 +211,8 @@ def main(argv: list[str] | None = None) -> None:
     chosen = [BY_KEY[k] for k in args.only] if args.only else [h for h in HEADLINES if h.quick or not args.quick]
     if args.list:
         for h in chosen:
-            print(f"{h.key:15s} ~{h.minutes_alone:g} min  unilab {' '.join(h.command)}\n{'':15s} {h.claim}")
+            then = f" --init-from <{h.after}'s run>" if h.after else ""
+            print(f"{h.key:15s} ~{h.minutes_alone:g} min  unilab {' '.join(h.command)}{then}\n{'':15s} {h.claim}")
         return
     out = args.out.resolve() / (f"threads{args.threads}" if args.threads else "default_threads")
     for h in chosen:
